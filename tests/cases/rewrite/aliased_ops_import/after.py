@@ -1,0 +1,11 @@
+import tensorflow as tf
+
+
+def flip_gradient(x, l=1.0):
+    @tf.custom_gradient
+    def _flip(x):
+        def grad_fn(grad):
+            return [tf.negative(grad) * l]
+        return tf.identity(x), grad_fn
+
+    return _flip(x)

@@ -1,0 +1,13 @@
+import tensorflow as tf
+
+
+def flip_gradient(x, l=1.0):
+    @tf.custom_gradient
+    def _flip(x):
+        def grad_fn(grad):
+            return [tf.negative(grad) * l]
+        return tf.identity(x), grad_fn
+
+    with tf.name_scope("grl"):  # reverse here
+        y = _flip(x)
+    return y

@@ -1,0 +1,106 @@
+"""Run a case module's entry expression and return (forward, gradients) as numpy arrays.
+
+Shared by the TF1 reference runner (a subprocess with ``sys.modules["tensorflow"]`` replaced by
+``tensorflow.compat.v1`` and eager execution disabled) and the TF2 runs in the test process.
+Every case sees the same inputs and the same upstream gradient.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import pathlib
+
+import numpy as np
+
+CASES = pathlib.Path(__file__).parent / "cases"
+_counter = itertools.count()
+
+
+def case_dirs(kind: str = "rewrite") -> list[pathlib.Path]:
+    return sorted(p for p in (CASES / kind).iterdir() if (p / "case.json").exists())
+
+
+def spec(case_dir: pathlib.Path) -> dict:
+    data = json.loads((case_dir / "case.json").read_text())
+    data.setdefault("inputs", {"x": [4, 3]})
+    return data
+
+
+def inputs(shapes: dict) -> dict:
+    rng = np.random.default_rng(1234)
+    return {name: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for name, shape in shapes.items()}
+
+
+def upstream(shape) -> np.ndarray:
+    n = int(np.prod(shape)) if len(shape) else 1
+    return np.linspace(-1.5, 2.0, n, dtype=np.float32).reshape(shape)
+
+
+def load(path: pathlib.Path):
+    name = f"_grl_case_{path.parent.name}_{path.stem}_{next(_counter)}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def gradient_registry():
+    from tensorflow.python.framework import ops
+
+    return ops._gradient_registry._registry
+
+
+class fresh_gradient_registry:
+    """Forget gradient names a case registered, as a fresh process would (cases reuse names)."""
+
+    def __enter__(self):
+        self.before = set(gradient_registry())
+
+    def __exit__(self, *exc):
+        registry = gradient_registry()
+        for name in set(registry) - self.before:
+            del registry[name]
+
+
+def run_tf1(case_dir: pathlib.Path, file: str = "before.py"):
+    """Graph mode + Session; the caller has installed tensorflow.compat.v1 as ``tensorflow``."""
+    import tensorflow as tf  # tensorflow.compat.v1 here
+
+    data = spec(case_dir)
+    values = inputs(data["inputs"])
+    with fresh_gradient_registry(), tf.Graph().as_default():
+        tensors = {k: tf.constant(v) for k, v in values.items()}
+        module = load(case_dir / file)
+        y = eval(data["entry"], vars(module), dict(tensors))
+        w = tf.constant(upstream(y.shape.as_list()))
+        grads = tf.gradients(tf.reduce_sum(y * w), list(tensors.values()))
+        grads = [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors.values())]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run([y, *grads])
+    return out[0], out[1:]
+
+
+def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
+    import tensorflow as tf
+
+    data = spec(case_dir)
+    values = inputs(data["inputs"])
+    with fresh_gradient_registry():
+        module = load(case_dir / file)
+
+        def step(*tensors):
+            with tf.GradientTape() as tape:
+                for t in tensors:
+                    tape.watch(t)
+                y = eval(data["entry"], vars(module), dict(zip(values, tensors)))
+                loss = tf.reduce_sum(y * tf.constant(upstream(y.shape.as_list())))
+            grads = tape.gradient(loss, list(tensors))
+            return y, [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors)]
+
+        if mode == "function":
+            step = tf.function(step)
+        y, grads = step(*[tf.constant(v) for v in values.values()])
+    return y.numpy(), [g.numpy() for g in grads]

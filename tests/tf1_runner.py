@@ -1,0 +1,42 @@
+"""Subprocess: compute TF1 reference results for case directories, under TF1 semantics.
+
+    python tf1_runner.py OUT.npz CASE_DIR [CASE_DIR ...]
+
+``sys.modules["tensorflow"]`` is replaced by ``tensorflow.compat.v1`` with eager execution
+disabled, so the legacy files run as they did under TensorFlow 1 (gradient_override_map works).
+A case that raises is recorded as an error, not fatal to the others.
+"""
+
+import os
+import pathlib
+import sys
+import traceback
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
+
+import numpy as np  # noqa: E402
+import tensorflow.compat.v1 as tf1  # noqa: E402
+
+tf1.disable_eager_execution()
+sys.modules["tensorflow"] = tf1
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+import harness  # noqa: E402
+
+
+def main(out, case_dirs):
+    results = {}
+    for case_dir in map(pathlib.Path, case_dirs):
+        try:
+            y, grads = harness.run_tf1(case_dir)
+            results[f"{case_dir.name}/y"] = y
+            for i, g in enumerate(grads):
+                results[f"{case_dir.name}/g{i}"] = g
+        except Exception:
+            results[f"{case_dir.name}/error"] = np.array(traceback.format_exc())
+    np.savez(out, **results)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])

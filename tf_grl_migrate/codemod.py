@@ -1,0 +1,834 @@
+"""The libcst codemod: gather every gradient registration and override site of a module,
+decide per site (with all facts known) whether the rewrite provably keeps the gradients,
+then rewrite or refuse with a coded diagnostic.
+
+Text in, text out: :func:`migrate_code` never touches files and never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import (
+    Assignment,
+    ImportAssignment,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from . import ops
+from .report import Diagnostic
+
+PRECHECK = re.compile(r"gradient_override_map")
+
+
+class SafetyError(Exception):
+    """The rewrite did not pass the tool's own checks; the file must not be written."""
+
+
+@dataclass
+class Result:
+    code: str
+    diagnostics: list[Diagnostic]
+
+    def changed(self, original: str) -> bool:
+        return self.code != original
+
+
+@dataclass(eq=False)
+class Registration:
+    name_key: tuple
+    fdef: cst.FunctionDef  # the gradient function (op, grad)
+    kind: str  # "decorator" | "call" | "factory"
+    decorator: cst.Decorator | None = None
+    stmt: cst.SimpleStatementLine | None = None  # call/factory form statement
+    factory_call: cst.Call | None = None
+    name_expr: cst.BaseExpression | None = None
+    refusal: tuple[str, str] | None = None  # (code, message) when it cannot be converted
+    op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
+    uses_output: bool = False
+    body_names: set = field(default_factory=set)
+    callable_name: str = ""  # what call sites call after the rewrite
+    forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
+    arity: int = 1
+
+
+@dataclass(eq=False)
+class Site:
+    with_node: cst.With
+    item: cst.WithItem
+    line: int
+    col: int
+    entries: list = field(default_factory=list)  # (OpType, Registration | "builtin")
+    calls: list = field(default_factory=list)  # (Call, OpType)
+    dict_stmt: cst.SimpleStatementLine | None = None
+    refusal: tuple[str, str] | None = None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self):
+        self.withs: list[tuple[cst.With, cst.WithItem]] = []
+        self.map_calls: list[cst.Call] = []
+        self.defs: list[cst.FunctionDef] = []
+        self.exprs: list[cst.SimpleStatementLine] = []
+        self.names: set[str] = set()
+
+    def visit_With(self, node):
+        for item in node.items:
+            if _is_map_call(item.item):
+                self.withs.append((node, item))
+
+    def visit_Call(self, node):
+        if _is_map_call(node):
+            self.map_calls.append(node)
+
+    def visit_FunctionDef(self, node):
+        if node.decorators:
+            self.defs.append(node)
+
+    def visit_SimpleStatementLine(self, node):
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+            self.exprs.append(node)
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
+def _is_map_call(node) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "gradient_override_map"
+    )
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self):
+        self.nodes: list[cst.Name] = []
+
+    def visit_Name(self, node):
+        self.nodes.append(node)
+
+
+def _names_in(node) -> list[cst.Name]:
+    v = _Names()
+    node.visit(v)
+    return v.nodes
+
+
+class _BodyScan(cst.CSTVisitor):
+    """Every call, operator and nested definition inside an override block."""
+
+    def __init__(self):
+        self.calls: list[cst.Call] = []
+        self.operators: list[cst.CSTNode] = []
+        self.nested: list[cst.CSTNode] = []
+
+    def visit_Call(self, node):
+        self.calls.append(node)
+
+    def visit_BinaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_UnaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_FunctionDef(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_Lambda(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_ClassDef(self, node):
+        self.nested.append(node)
+        return False
+
+
+class Planner:
+    """Gather first, decide second: no node is changed here."""
+
+    def __init__(self, wrapper: MetadataWrapper):
+        self.module = wrapper.module
+        self.scopes = wrapper.resolve(ScopeProvider)
+        self.qnames = wrapper.resolve(QualifiedNameProvider)
+        self.parents = wrapper.resolve(ParentNodeProvider)
+        self.positions = wrapper.resolve(PositionProvider)
+        self.diagnostics: list[Diagnostic] = []
+        collector = _Collector()
+        self.module.visit(collector)
+        self.collector = collector
+        self.module_names = set(collector.names)
+        self.registrations: list[Registration] = []
+        self.sites: list[Site] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def qn(self, node) -> set[str]:
+        value = self.qnames.get(node, ())
+        if callable(value):  # QualifiedNameProvider resolves lazily
+            value = value()
+        return {ops.canonical(q.name) for q in value}
+
+    def pos(self, node) -> tuple[int, int]:
+        p = self.positions[node].start
+        return p.line, p.column + 1
+
+    def referents(self, name: cst.Name):
+        scope = self.scopes.get(name)
+        if scope is None:
+            return set()
+        for access in scope.accesses[name]:
+            if access.node is name:
+                return set(access.referents)
+        return set()
+
+    def statement_of(self, node):
+        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = self.parents.get(node)
+        return node
+
+    def simple_assign_value(self, assignment):
+        """For ``name = <value>`` (one target, alone on its line): (statement, value)."""
+        if not isinstance(assignment, Assignment) or isinstance(assignment, ImportAssignment):
+            return None
+        target = self.parents.get(assignment.node)
+        assign = self.parents.get(target) if isinstance(target, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or target.target is not assignment.node:
+            return None
+        stmt = self.parents.get(assign)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        return stmt, assign.value
+
+    def key(self, expr) -> tuple | None:
+        """What identifies a gradient name expression, so a registration and a use match."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = expr.evaluated_value
+            if isinstance(value, str):
+                return ("str", value)
+        if isinstance(expr, cst.Name):
+            refs = self.referents(expr)
+            if len(refs) == 1:
+                found = self.simple_assign_value(next(iter(refs)))
+                if found and isinstance(found[1], (cst.SimpleString, cst.ConcatenatedString)):
+                    value = found[1].evaluated_value
+                    if isinstance(value, str):
+                        return ("str", value)
+            if refs:
+                return ("var", frozenset(id(r) for r in refs))
+            return None
+        scope = self.scopes.get(expr)
+        return ("expr", id(scope), _code(expr))
+
+    def function_def_for(self, name: cst.Name):
+        refs = self.referents(name)
+        if len(refs) != 1:
+            return None
+        ref = next(iter(refs))
+        if isinstance(ref, Assignment) and isinstance(ref.node, cst.FunctionDef):
+            return ref.node
+        return None
+
+    # -- gather ----------------------------------------------------------------------------
+    def gather_registrations(self):
+        for fdef in self.collector.defs:
+            for dec in fdef.decorators:
+                call = dec.decorator
+                if isinstance(call, cst.Call) and self.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
+                    self.registrations.append(
+                        Registration(self.key(call.args[0].value), fdef, "decorator", decorator=dec,
+                                     name_expr=call.args[0].value)
+                    )
+        for stmt in self.collector.exprs:
+            outer = stmt.body[0].value
+            if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
+                continue
+            inner = outer.func
+            if not (self.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
+                continue
+            name_expr, target = inner.args[0].value, outer.args[0].value
+            reg = Registration(self.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
+            if isinstance(target, cst.Name):
+                reg.fdef = self.function_def_for(target)
+            elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+                factory = self.function_def_for(target.func)
+                reg.kind, reg.factory_call = "factory", target
+                reg.fdef = self.factory_product(factory) if factory is not None else None
+            if reg.fdef is None:
+                reg.refusal = ("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+            self.registrations.append(reg)
+
+    def factory_product(self, factory: cst.FunctionDef):
+        """``def make(l): def g(op, grad): ...; return g`` -> g."""
+        body = factory.body.body
+        if not body or not isinstance(factory.body, cst.IndentedBlock):
+            return None
+        last = body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+            return None
+        value = last.body[0].value
+        if not isinstance(value, cst.Name):
+            return None
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == value.value:
+                return stmt
+        return None
+
+    def check_registration(self, reg: Registration):
+        if reg.refusal:
+            return
+        fdef = reg.fdef
+        params = fdef.params
+        plain = params.params
+        if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
+                or params.star_kwarg or params.posonly_params):
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad)")
+            return
+        if any(not isinstance(d.decorator, cst.Call) or not (self.qn(d.decorator.func) & ops.REGISTER_GRADIENT)
+               for d in fdef.decorators if d is not reg.decorator) and reg.kind == "decorator":
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators")
+            return
+        if reg.kind == "decorator" and len(fdef.decorators) != 1:
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` is registered more than once")
+            return
+        op_name = plain[0].name
+        fscope = self.scopes.get(fdef.body.body[0]) if fdef.body.body else None
+        if fscope is None:
+            reg.refusal = ("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
+            return
+        for assignment in fscope.assignments[op_name.value]:
+            for access in assignment.references:
+                node = access.node
+                attr = self.parents.get(node)
+                sub = self.parents.get(attr)
+                ok = (
+                    isinstance(attr, cst.Attribute) and attr.value is node and attr.attr.value in ("inputs", "outputs")
+                    and isinstance(sub, cst.Subscript) and sub.value is attr and len(sub.slice) == 1
+                    and isinstance(sub.slice[0].slice, cst.Index)
+                    and isinstance(sub.slice[0].slice.value, cst.Integer)
+                )
+                if not ok:
+                    shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
+                    line = self.pos(node)[0]
+                    reg.refusal = (
+                        "GRL103",
+                        f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
+                        "tf.custom_gradient cannot supply (only op.inputs[i] and op.outputs[0] map onto it); "
+                        "rewrite it by hand with @tf.custom_gradient",
+                    )
+                    return
+                index = int(sub.slice[0].slice.value.value)
+                kind = "in" if attr.attr.value == "inputs" else "out"
+                if kind == "out" and index != 0:
+                    reg.refusal = ("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
+                    return
+                reg.op_refs[sub] = (kind, index)
+                reg.uses_output |= kind == "out"
+        reg.body_names = {n.value for n in _names_in(fdef.body)} | {fdef.name.value, plain[1].name.value}
+
+    def gather_sites(self):
+        in_with = {id(item.item) for _, item in self.collector.withs}
+        for call in self.collector.map_calls:
+            if id(call) not in in_with and self.looks_like_graph(call.func.value):
+                line, col = self.pos(call)
+                self.diagnostics.append(Diagnostic(
+                    line, col, "GRL111",
+                    "gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite "
+                    "the affected ops by hand with @tf.custom_gradient"))
+        for with_node, item in self.collector.withs:
+            line, col = self.pos(with_node)
+            site = Site(with_node, item, line, col)
+            self.sites.append(site)
+            site.refusal = self.analyze_site(site)
+
+    def looks_like_graph(self, receiver) -> bool:
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "graph":
+            return True
+        if isinstance(receiver, cst.Call) and self.qn(receiver.func) & ops.DEFAULT_GRAPH:
+            return True
+        if isinstance(receiver, cst.Name):
+            refs = self.referents(receiver)
+            if len(refs) == 1:
+                found = self.simple_assign_value(next(iter(refs)))
+                if found:
+                    return self.looks_like_graph(found[1])
+        return False
+
+    def resolve_dict(self, site: Site, arg):
+        if isinstance(arg, cst.Dict):
+            return arg
+        if isinstance(arg, cst.Name):
+            refs = self.referents(arg)
+            if len(refs) == 1:
+                found = self.simple_assign_value(next(iter(refs)))
+                if found and isinstance(found[1], cst.Dict):
+                    site.dict_stmt = found[0]
+                    return found[1]
+        return None
+
+    def analyze_site(self, site: Site):
+        call = site.item.item
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            return ("GRL105", "gradient_override_map call does not take one dict argument")
+        mapping = self.resolve_dict(site, call.args[0].value)
+        if mapping is None:
+            return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
+                              "rewrite the block by hand with @tf.custom_gradient")
+        if site.item.asname is not None:
+            return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+        mapped: dict[str, tuple] = {}
+        for element in mapping.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
+                return ("GRL105", "override map has a key that is not a string literal")
+            op_name = element.key.evaluated_value
+            op = ops.OP_TYPES.get(op_name)
+            if op is None:
+                return ("GRL104", f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
+                                  "@tf.custom_gradient function (TF2 ignores gradient_override_map)")
+            target = self.match_target(element.value)
+            if isinstance(target, tuple):
+                return target
+            if target == "builtin" and op.arity != 1:
+                return ("GRL109", f"'Identity' as the gradient of the {op.arity}-input op '{op_name}' is ambiguous; "
+                                  "write its @tf.custom_gradient by hand")
+            mapped[op_name] = (op, target)
+            site.entries.append((op, target))
+        scan = _BodyScan()
+        for stmt in site.with_node.body.body:
+            stmt.visit(scan)
+        if scan.nested:
+            return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
+                              "be overridden, so migrate this block by hand with @tf.custom_gradient")
+        for node in scan.operators:
+            op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__)
+            if op_name in mapped:
+                return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+                                  "overridden; rewrite them by hand with @tf.custom_gradient")
+        for inner in scan.calls:
+            op = ops.op_type_of_callable(self.qn(inner.func))
+            if op is None:
+                return ("GRL101", f"the override block calls `{_code(inner.func)}`, which may create "
+                                  f"{', '.join(repr(k) for k in mapped)} ops the tool cannot see; TF2 ignores "
+                                  "gradient_override_map, so wrap those ops yourself in a @tf.custom_gradient function")
+            if op.name not in mapped:
+                continue
+            if len(inner.args) != op.arity or any(a.keyword is not None or a.star for a in inner.args):
+                return ("GRL108", f"`{_code(inner)}` passes arguments the rewrite cannot forward (keywords or a "
+                                  "different count); rewrite it by hand with @tf.custom_gradient")
+            site.calls.append((inner, op))
+        site_scope = self.scopes.get(site.with_node)
+        for op, target in site.entries:
+            if target == "builtin":
+                continue
+            reg_scope = self.scopes.get(target.stmt if target.kind != "decorator" else target.fdef)
+            scope = site_scope
+            while scope is not None and scope is not reg_scope:
+                scope = None if scope.parent is scope else scope.parent
+            if scope is None:
+                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+                                  "cannot see it; move it to module level and migrate again")
+        return None
+
+    def match_target(self, value):
+        key = self.key(value)
+        found = [r for r in self.registrations if key is not None and r.name_key == key]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
+                              "tell which one TF1 used")
+        if key == ("str", "Identity"):
+            return "builtin"
+        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module; "
+                          "define that gradient with @tf.custom_gradient by hand")
+
+    # -- decide ----------------------------------------------------------------------------
+    def decide(self):
+        self.gather_registrations()
+        for reg in self.registrations:
+            self.check_registration(reg)
+        self.gather_sites()
+        changed = True
+        while changed:
+            changed = False
+            for site in self.sites:
+                if site.refusal:
+                    continue
+                regs = [t for _, t in site.entries if t != "builtin"]
+                bad = next((r for r in regs if r.refusal), None)
+                if bad is not None:
+                    site.refusal = bad.refusal
+                    changed = True
+                    continue
+            for reg in self.registrations:
+                users = [s for s in self.sites if any(t is reg for _, t in s.entries)]
+                op_types = {op.name for s in users for op, t in s.entries if t is reg}
+                if reg.refusal is None and len(op_types) > 1:
+                    reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of several op types "
+                                             f"({', '.join(sorted(op_types))}); migrate it by hand")
+                    changed = True
+                if reg.refusal is None and any(s.refusal for s in users):
+                    reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
+                                             "so this one is left as it is too")
+                    changed = True
+        for site in self.sites:
+            if site.refusal:
+                code, message = site.refusal
+                self.diagnostics.append(Diagnostic(site.line, site.col, code, message))
+        return [s for s in self.sites if not s.refusal]
+
+
+class Rewriter(cst.CSTTransformer):
+    def __init__(self, plan: "Plan"):
+        super().__init__()
+        self.plan = plan
+        self.markers = set()
+
+    def leave_Subscript(self, original, updated):
+        ref = self.plan.op_refs.get(original)
+        return cst.Name(ref) if ref else updated
+
+    def leave_Call(self, original, updated):
+        new = self.plan.call_funcs.get(original)
+        return updated.with_changes(func=cst.Name(new)) if new else updated
+
+    def leave_FunctionDef(self, original, updated):
+        build = self.plan.defs.get(original)
+        return build(updated) if build else updated
+
+    def leave_With(self, original, updated):
+        items = self.plan.with_items.get(original)
+        if items is None:
+            return updated
+        before = self.plan.before_with.get(original, [])
+        kept = [it for it, orig in zip(updated.items, original.items) if orig not in items]
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new = updated.with_changes(items=kept)
+            if before:
+                before[0] = before[0].with_changes(leading_lines=updated.leading_lines)
+                new = new.with_changes(leading_lines=())
+            return cst.FlattenSentinel([*before, new])
+        body = list(updated.body.body)
+        comment = updated.body.header.comment if isinstance(updated.body, cst.IndentedBlock) else None
+        lines = list(updated.leading_lines)
+        if comment is not None:
+            lines.append(cst.EmptyLine(comment=comment))
+        stmts = [*before, *body]
+        stmts[0] = stmts[0].with_changes(leading_lines=(*lines, *stmts[0].leading_lines))
+        return cst.FlattenSentinel(stmts)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if original in self.plan.removed_stmts:
+            return self._marker(updated)
+        replacement = self.plan.replace_stmts.get(original)
+        return replacement if replacement is not None else updated
+
+    def _marker(self, stmt):
+        # A removed statement stays as a marker until its block is rebuilt, so that the blank
+        # lines that separated it from its neighbours can be given to the next statement.
+        marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=stmt.leading_lines)
+        self.markers.add(id(marker))
+        return marker
+
+    def leave_If(self, original, updated):
+        if original in self.plan.hoisted_ifs:
+            body = [s for s in updated.body.body]
+            body[0] = body[0].with_changes(leading_lines=(*updated.leading_lines, *body[0].leading_lines))
+            return cst.FlattenSentinel(body)
+        return updated
+
+    def _fix_block(self, body):
+        out, pending, removed_first = [], None, False
+        for stmt in body:
+            if id(stmt) in self.markers:
+                if not out:
+                    removed_first = True
+                elif pending is None:
+                    pending = [line for line in stmt.leading_lines if line.comment is None]
+                continue
+            lines = list(stmt.leading_lines)
+            if not out and removed_first:
+                while lines and lines[0].comment is None:
+                    lines.pop(0)
+                stmt = stmt.with_changes(leading_lines=lines)
+            elif pending and not any(line.comment is None for line in lines):
+                stmt = stmt.with_changes(leading_lines=(*pending, *lines))
+            out.append(stmt)
+            pending = None
+        return out
+
+    def leave_IndentedBlock(self, original, updated):
+        if not any(id(s) in self.markers for s in updated.body) and not self.plan.touched(original):
+            return updated
+        body = self._fix_block(list(updated.body))
+        if not body:
+            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        return updated.with_changes(body=body)
+
+    def leave_Module(self, original, updated):
+        if not any(id(s) in self.markers for s in updated.body):
+            return updated
+        return updated.with_changes(body=self._fix_block(list(updated.body)))
+
+
+@dataclass
+class Plan:
+    op_refs: dict = field(default_factory=dict)  # Subscript -> new name
+    call_funcs: dict = field(default_factory=dict)  # Call -> callable name
+    defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
+    with_items: dict = field(default_factory=dict)  # With -> set of items to remove
+    before_with: dict = field(default_factory=dict)  # With -> [generated defs]
+    removed_stmts: set = field(default_factory=set)
+    replace_stmts: dict = field(default_factory=dict)
+    hoisted_ifs: set = field(default_factory=set)
+    removed: set = field(default_factory=set)  # ids of every original node that disappears
+
+    def touched(self, block) -> bool:
+        return any(s in self.removed_stmts or s in self.hoisted_ifs for s in block.body)
+
+
+def _fresh(base: str, used: set) -> str:
+    name = base
+    while name in used:
+        name += "_"
+    used.add(name)
+    return name
+
+
+class _Builder:
+    """Builds the Plan for the sites the Planner accepted."""
+
+    def __init__(self, planner: Planner, sites: list[Site], context: CodemodContext):
+        self.p = planner
+        self.sites = sites
+        self.context = context
+        self.plan = Plan()
+        self.taken = set(planner.module_names)
+        self.tf = self.tf_alias()
+
+    def tf_alias(self) -> str:
+        for stmt in self.p.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import):
+                        for alias in small.names:
+                            name = _code(alias.name)
+                            if ops.canonical(name + ".") == "tensorflow." or name == "tensorflow":
+                                return alias.asname.name.value if alias.asname else name
+        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
+        return "tf"
+
+    def build(self) -> Plan:
+        regs = []
+        for site in self.sites:
+            self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
+            self.plan.removed.add(id(site.item))
+            by_type = {op.name: target for op, target in site.entries}
+            for call, op in site.calls:
+                target = by_type[op.name]
+                if target == "builtin":
+                    name = self.builtin_def(site, call, op)
+                else:
+                    if target not in regs:
+                        regs.append(target)
+                        target.forward = call.func
+                        target.arity = op.arity
+                    name = self.callable_name(target)
+                self.plan.call_funcs[call] = name
+        for reg in regs:
+            self.convert(reg)
+        self.remove_dead_code()
+        return self.plan
+
+    def callable_name(self, reg: Registration) -> str:
+        if not reg.callable_name:
+            if reg.kind == "factory":
+                base = reg.fdef.name.value
+                if reg.name_key and reg.name_key[0] == "str":
+                    base = "_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", reg.name_key[1]).lower().strip("_")
+                    base = re.sub(r"\W+", "_", base)
+                reg.callable_name = _fresh(base, self.taken)
+            else:
+                reg.callable_name = reg.fdef.name.value
+        return reg.callable_name
+
+    def builtin_def(self, site: Site, call: cst.Call, op: ops.OpType) -> str:
+        name = _fresh(f"_{op.name.lower()}_straight_through", self.taken)
+        src = (f"@{self.tf}.custom_gradient\n"
+               f"def {name}(x):\n"
+               f"    def grad_fn(dy):\n"
+               f"        return dy\n"
+               f"    return {_code(call.func)}(x), grad_fn\n")
+        self.plan.before_with.setdefault(site.with_node, []).append(cst.parse_statement(src))
+        return name
+
+    def convert(self, reg: Registration):
+        fdef = reg.fdef
+        used = set(reg.body_names)
+        inputs = [_fresh(n, used) for n in (["x"] if reg.arity == 1 else ["a", "b", "c", "d"][: reg.arity])]
+        output = _fresh("y", used) if reg.uses_output else None
+        grad_fn = _fresh("grad_fn", used)
+        for sub, (kind, index) in reg.op_refs.items():
+            if kind == "in" and index >= reg.arity:
+                raise SafetyError(f"op.inputs[{index}] of a {reg.arity}-input op")
+            self.plan.op_refs[sub] = inputs[index] if kind == "in" else output
+        grad_param = fdef.params.params[1].name.value
+        forward = f"{_code(reg.forward)}({', '.join(inputs)})"
+        if output:
+            tail = (f"    {output} = {forward}\n    def {grad_fn}({grad_param}):\n        pass\n"
+                    f"    return {output}, {grad_fn}\n")
+        else:
+            tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
+        template = cst.parse_statement(f"@{self.tf}.custom_gradient\ndef {fdef.name.value}({', '.join(inputs)}):\n{tail}")
+        inner_index = 1 if output else 0
+
+        def build(updated: cst.FunctionDef) -> cst.FunctionDef:
+            block = template.body
+            inner = block.body[inner_index].with_changes(body=updated.body)
+            block = block.with_changes(body=[*block.body[:inner_index], inner, *block.body[inner_index + 1:]])
+            return template.with_changes(body=block, leading_lines=updated.leading_lines,
+                                         lines_after_decorators=updated.lines_after_decorators)
+
+        self.plan.defs[fdef] = build
+        if reg.kind == "decorator":
+            self.plan.removed.add(id(reg.decorator))
+            self.hoist_guard(reg)
+        elif reg.kind == "call":
+            self.plan.removed_stmts.add(reg.stmt)
+            self.plan.removed.add(id(reg.stmt))
+        else:
+            self.plan.removed.add(id(reg.name_expr))
+            assign = cst.parse_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
+            self.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
+
+    def hoist_guard(self, reg: Registration):
+        """``if name not in registered: @RegisterGradient(name) ...; registered.add(name)`` -> the body."""
+        block = self.p.parents.get(reg.fdef)
+        guard = self.p.parents.get(block)
+        if not (isinstance(guard, cst.If) and guard.orelse is None and isinstance(guard.test, cst.Comparison)):
+            return
+        test = guard.test
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.NotIn):
+            return
+        if self.p.key(test.left) != reg.name_key:
+            return
+        registry = _code(test.comparisons[0].comparator)
+        self.plan.hoisted_ifs.add(guard)
+        self.plan.removed.add(id(test))
+        for stmt in guard.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+                call = stmt.body[0].value
+                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and _code(call.func.value) == registry and call.func.attr.value in ("add", "append")):
+                    self.plan.removed_stmts.add(stmt)
+                    self.plan.removed.add(id(stmt))
+
+    # -- code that only served the override --------------------------------------------------
+    def is_dead(self, node) -> bool:
+        while node is not None:
+            if id(node) in self.plan.removed:
+                return True
+            node = self.p.parents.get(node)
+        return False
+
+    def remove_dead_code(self):
+        """Remove assignments whose every use was removed (graph lookups, name building, counters
+        that only served the override), transitively, then the imports only they used."""
+        changed = True
+        while changed:
+            changed = False
+            for name in [name for root in self.all_removed_nodes() for name in _names_in(root)]:
+                for ref in self.p.referents(name):
+                    if isinstance(ref, ImportAssignment):
+                        self.schedule_import_removal(ref)
+                        continue
+                    bindings = list(ref.scope.assignments[ref.name])
+                    found = [self.p.simple_assign_value(b) for b in bindings]
+                    if not all(found) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
+                        continue
+                    if all(self.is_dead(access.node) for b in bindings for access in b.references):
+                        for stmt, _ in found:
+                            self.plan.removed_stmts.add(stmt)
+                            self.plan.removed.add(id(stmt))
+                        changed = True
+
+    def all_removed_nodes(self):
+        index = {}
+
+        class Index(cst.CSTVisitor):
+            def on_visit(self, node):
+                index[id(node)] = node
+                return True
+
+        self.p.module.visit(Index())
+        return [index[i] for i in self.plan.removed if i in index]
+
+    def schedule_import_removal(self, ref: ImportAssignment):
+        node = ref.node
+        for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
+            bound = alias.evaluated_alias or alias.evaluated_name
+            if isinstance(node, cst.Import):
+                if bound == ref.name or (alias.asname is None and alias.evaluated_name.split(".")[0] == ref.name):
+                    RemoveImportsVisitor.remove_unused_import(self.context, alias.evaluated_name,
+                                                              asname=alias.evaluated_alias)
+            elif bound == ref.name and node.module is not None and not node.relative:
+                RemoveImportsVisitor.remove_unused_import(self.context, _code(node.module), alias.evaluated_name,
+                                                          alias.evaluated_alias)
+
+
+def _transform(code: str) -> Result:
+    if not PRECHECK.search(code):
+        return Result(code, [])
+    module = cst.parse_module(code)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    planner = Planner(wrapper)
+    sites = planner.decide()
+    diagnostics = sorted(planner.diagnostics)
+    if not sites:
+        return Result(code, diagnostics)
+    context = CodemodContext()
+    plan = _Builder(planner, sites, context).build()
+    new_module = wrapper.module.visit(Rewriter(plan))
+    new_module = AddImportsVisitor(context).transform_module(new_module)
+    new_module = RemoveImportsVisitor(context).transform_module(new_module)
+    new_module = _keep_module_start(module, new_module)
+    return Result(new_module.code, diagnostics)
+
+
+def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
+    """A removed first import must not leave the module starting with a blank line."""
+    if not new.body or not original.body:
+        return new
+    lines = list(new.body[0].leading_lines)
+    if original.body[0].leading_lines or not lines or lines[0].comment is not None:
+        return new
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
+
+
+def migrate_code(code: str) -> Result:
+    """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
+    :class:`SafetyError` if the rewrite would not parse or would not be stable."""
+    result = _transform(code)
+    if result.code != code:
+        try:
+            again = _transform(result.code)
+        except cst.ParserSyntaxError as exc:
+            raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
+        if again.code != result.code:
+            raise SafetyError("a second run would change the rewritten code again; nothing written")
+    return result

@@ -1,0 +1,89 @@
+"""The one table that knows TensorFlow op types.
+
+For each op type that the migrator can rewrite: the callables that create it (canonical
+qualified names, see :func:`canonical`) and the number of tensor inputs its gradient
+function receives. ``tests/test_ops_table.py`` traces every callable here in a
+``tf.function`` against the installed TensorFlow and asserts the graph holds an op of
+exactly that type. An op type not in this table is refused, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpType:
+    name: str
+    arity: int
+    callables: tuple[str, ...]
+
+
+def _op(name: str, arity: int, *callables: str) -> OpType:
+    return OpType(name, arity, callables)
+
+
+OP_TYPES: dict[str, OpType] = {
+    op.name: op
+    for op in (
+        _op("Identity", 1, "tensorflow.identity", "tensorflow.python.ops.array_ops.identity"),
+        _op("Sign", 1, "tensorflow.sign", "tensorflow.math.sign", "tensorflow.python.ops.math_ops.sign"),
+        _op("Round", 1, "tensorflow.round", "tensorflow.math.round", "tensorflow.python.ops.math_ops.round"),
+        _op("Floor", 1, "tensorflow.floor", "tensorflow.math.floor", "tensorflow.python.ops.math_ops.floor"),
+        _op("Ceil", 1, "tensorflow.ceil", "tensorflow.math.ceil", "tensorflow.python.ops.math_ops.ceil"),
+        _op("Relu", 1, "tensorflow.nn.relu", "tensorflow.python.ops.nn_ops.relu",
+            "tensorflow.python.ops.gen_nn_ops.relu"),
+        _op("Sigmoid", 1, "tensorflow.sigmoid", "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid",
+            "tensorflow.python.ops.math_ops.sigmoid"),
+        _op("Tanh", 1, "tensorflow.tanh", "tensorflow.nn.tanh", "tensorflow.math.tanh",
+            "tensorflow.python.ops.math_ops.tanh"),
+        _op("MatMul", 2, "tensorflow.matmul", "tensorflow.linalg.matmul", "tensorflow.python.ops.math_ops.matmul"),
+        _op("Maximum", 2, "tensorflow.maximum", "tensorflow.math.maximum", "tensorflow.python.ops.math_ops.maximum"),
+    )
+}
+
+# canonical callable name -> op type
+CALLABLES: dict[str, OpType] = {c: op for op in OP_TYPES.values() for c in op.callables}
+
+# Python operators on tensors and the op type each creates (float tensors).
+OPERATOR_OP_TYPES: dict[str, str] = {
+    "Add": "AddV2",
+    "Subtract": "Sub",
+    "Multiply": "Mul",
+    "Divide": "RealDiv",
+    "MatrixMultiply": "MatMul",
+    "Power": "Pow",
+    "Minus": "Neg",
+}
+
+# Registered-gradient names that TensorFlow itself provides, usable as override targets.
+# "Identity" passes the upstream gradient straight through (straight-through estimators).
+BUILTIN_TARGETS = frozenset({"Identity"})
+
+REGISTER_GRADIENT = frozenset({"tensorflow.RegisterGradient", "tensorflow.python.framework.ops.RegisterGradient"})
+CUSTOM_GRADIENT = "tensorflow.custom_gradient"
+DEFAULT_GRAPH = frozenset(
+    {
+        "tensorflow.get_default_graph",
+        "tensorflow.python.framework.ops.get_default_graph",
+        "tensorflow.keras.backend.get_session",
+    }
+)
+
+_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow._api.v2.compat.v1.")
+
+
+def canonical(qualified_name: str) -> str:
+    """``tensorflow.compat.v1.sign`` -> ``tensorflow.sign``; other names unchanged."""
+    for prefix in _PREFIXES:
+        if qualified_name.startswith(prefix):
+            return "tensorflow." + qualified_name[len(prefix):]
+    return qualified_name
+
+
+def op_type_of_callable(qualified_names) -> OpType | None:
+    for name in qualified_names:
+        op = CALLABLES.get(canonical(name))
+        if op is not None:
+            return op
+    return None

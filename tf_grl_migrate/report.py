@@ -1,0 +1,117 @@
+"""Diagnostics, their stable codes, text and JSON reports, and the exit status."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+# Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
+# 9xx: a file the tool could not process (file left unchanged).
+CODES = {
+    "GRL101": "override block calls code the tool cannot see into",
+    "GRL102": "override target cannot be matched to a gradient registration",
+    "GRL103": "gradient function uses op features tf.custom_gradient cannot supply",
+    "GRL104": "op type not in the op table",
+    "GRL105": "override map is not a literal dict",
+    "GRL106": "gradient registration cannot be converted",
+    "GRL107": "registration not visible where it is used",
+    "GRL108": "overridden op created in a form the tool cannot rewrite",
+    "GRL109": "override target is a built-in gradient other than Identity",
+    "GRL110": "another use of the same registration could not be migrated",
+    "GRL111": "gradient_override_map used outside a with statement",
+    "GRL901": "cannot read or decode file",
+    "GRL902": "cannot parse file",
+    "GRL903": "internal error while transforming file",
+    "GRL904": "rewrite failed the safety check",
+    "GRL905": "cannot write file",
+}
+
+EXIT_OK = 0
+EXIT_WOULD_CHANGE = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 123
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    line: int
+    col: int  # 1-based
+    code: str
+    message: str
+    cell: int | None = None  # notebook cell index (1-based), if any
+
+    @property
+    def severity(self) -> str:
+        return "error"
+
+    @property
+    def is_failure(self) -> bool:
+        """A file-level failure (9xx): the file could not be processed at all."""
+        return self.code.startswith("GRL9")
+
+    def format(self, path: str) -> str:
+        where = f"{path}:cell {self.cell}:" if self.cell is not None else f"{path}:"
+        return f"{where}{self.line}:{self.col}: {self.code} {self.message}"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["severity"] = self.severity
+        if self.cell is None:
+            del data["cell"]
+        return data
+
+
+@dataclass
+class FileReport:
+    path: str
+    changed: bool = False
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diff: str = ""
+    written: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return any(d.is_failure for d in self.diagnostics)
+
+    @property
+    def refused(self) -> bool:
+        return any(not d.is_failure for d in self.diagnostics)
+
+
+def summary_line(reports: list[FileReport], write: bool) -> str:
+    changed = sum(r.changed for r in reports)
+    refused = sum(len([d for d in r.diagnostics if not d.is_failure]) for r in reports)
+    failed = sum(r.failed for r in reports)
+    verb = "migrated" if write else "would migrate"
+    parts = [f"{changed} file{'s' if changed != 1 else ''} {verb}"]
+    parts.append(f"{refused} site{'s' if refused != 1 else ''} refused")
+    parts.append(f"{failed} file{'s' if failed != 1 else ''} failed")
+    parts.append(f"{len(reports)} checked")
+    return ", ".join(parts)
+
+
+def exit_status(reports: list[FileReport], check: bool) -> int:
+    if any(r.failed for r in reports):
+        return EXIT_FAILED
+    if check and any(r.changed or r.refused for r in reports):
+        return EXIT_WOULD_CHANGE
+    return EXIT_OK
+
+
+def to_json(reports: list[FileReport], write: bool) -> str:
+    files = [
+        {
+            "path": r.path,
+            "changed": r.changed,
+            "written": r.written,
+            "diagnostics": [d.to_json() for d in sorted(r.diagnostics)],
+        }
+        for r in reports
+    ]
+    totals = {
+        "files": len(reports),
+        "changed": sum(r.changed for r in reports),
+        "refused": sum(len([d for d in r.diagnostics if not d.is_failure]) for r in reports),
+        "failed": sum(r.failed for r in reports),
+    }
+    return json.dumps({"files": files, "totals": totals, "write": write}, indent=2)
