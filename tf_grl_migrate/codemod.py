@@ -419,9 +419,12 @@ class Planner:
         for inner in scan.calls:
             op = ops.op_type_of_callable(self.qn(inner.func))
             if op is None:
+                hint = (" (model-wide guided backprop: rebuild the model's activations with a @tf.custom_gradient "
+                        "ReLU whose gradient is the guided one)" if "Relu" in mapped else "")
                 return ("GRL101", f"the override block calls `{_code(inner.func)}`, which may create "
                                   f"{', '.join(repr(k) for k in mapped)} ops the tool cannot see; TF2 ignores "
-                                  "gradient_override_map, so wrap those ops yourself in a @tf.custom_gradient function")
+                                  "gradient_override_map, so wrap those ops yourself in a @tf.custom_gradient "
+                                  f"function{hint}")
             if op.name not in mapped:
                 continue
             if len(inner.args) != op.arity or any(a.keyword is not None or a.star for a in inner.args):

@@ -1,0 +1,119 @@
+"""The command line: exit statuses, dry run, --write, --check, --format json, stdin."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import pathlib
+
+import pytest
+from click.testing import CliRunner
+
+from tf_grl_migrate.cli import main
+
+CASES = pathlib.Path(__file__).parent / "cases"
+DANN = CASES / "rewrite" / "dann_builder_class"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    shutil.copy(DANN / "before.py", tmp_path / "flip_gradient.py")
+    shutil.copy(CASES / "noop" / "already_custom_gradient.py", tmp_path / "clean.py")
+    (tmp_path / ".venv").mkdir()
+    shutil.copy(DANN / "before.py", tmp_path / ".venv" / "vendored.py")
+    return tmp_path
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(tree):
+    before = (tree / "flip_gradient.py").read_bytes()
+    result = run(tree, "-j", "1")
+    assert result.exit_code == 0, result.output
+    assert "+++ b/" in result.stdout and "@tf.custom_gradient" in result.stdout
+    assert "vendored" not in result.stdout  # .venv is excluded by default
+    assert "1 file would migrate" in result.stderr
+    assert (tree / "flip_gradient.py").read_bytes() == before
+
+
+def test_write_rewrites_in_place_and_is_then_clean(tree):
+    assert run(tree, "--write").exit_code == 0
+    assert (tree / "flip_gradient.py").read_bytes() == (DANN / "after.py").read_bytes()
+    assert run(tree, "--check").exit_code == 0
+
+
+def test_check_exits_1_when_a_file_would_change(tree):
+    result = run(tree, "--check")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert f"would migrate {tree / 'flip_gradient.py'}" in result.stderr
+
+
+def test_check_exits_1_on_a_refused_site_and_reports_path_line_col(tmp_path):
+    shutil.copy(CASES / "refuse" / "opaque_call_in_block" / "before.py", tmp_path / "enc.py")
+    result = run(tmp_path / "enc.py", "--check")
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'enc.py'}:12:5: GRL101 " in result.stderr
+    assert run(tmp_path / "enc.py").exit_code == 0  # a dry run itself succeeded
+
+
+def test_unparsable_file_is_reported_123_and_the_rest_still_processed(tree):
+    py2 = "print 'hello'\nwith g.gradient_override_map({'Identity': 'F'}):\n    y = tf.identity(x)\n"
+    (tree / "py2.py").write_text(py2)
+    result = run(tree, "--write")
+    assert result.exit_code == 123
+    assert "py2.py:" in result.stderr and "GRL902 cannot parse" in result.stderr
+    assert (tree / "py2.py").read_text() == py2
+    assert (tree / "flip_gradient.py").read_bytes() == (DANN / "after.py").read_bytes()
+
+
+def test_usage_errors_exit_2(tree):
+    assert run().exit_code == 2
+    assert run(tree, "--write", "--check").exit_code == 2
+    assert run(tree / "missing.py").exit_code == 2
+    assert run(tree, "--format", "yaml").exit_code == 2
+
+
+def test_json_report(tree):
+    shutil.copy(CASES / "refuse" / "unmatched_name" / "before.py", tree / "unmatched.py")
+    result = run(tree, "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    by_name = {pathlib.Path(f["path"]).name: f for f in doc["files"]}
+    assert by_name["flip_gradient.py"]["changed"] is True
+    assert by_name["clean.py"] == {"path": str(tree / "clean.py"), "changed": False, "written": False,
+                                   "diagnostics": []}
+    [diag] = by_name["unmatched.py"]["diagnostics"]
+    assert (diag["line"], diag["col"], diag["code"], diag["severity"]) == (6, 5, "GRL102", "error")
+    assert doc["totals"] == {"files": 3, "changed": 1, "refused": 1, "failed": 0}
+
+
+def test_stdin_to_stdout():
+    result = run("-", input=(DANN / "before.py").read_text())
+    assert result.exit_code == 0
+    assert result.stdout == (DANN / "after.py").read_text()
+    assert run("-", "--check", input=(DANN / "before.py").read_text()).exit_code == 1
+
+
+def test_exclude_options(tree):
+    result = run(tree, "--extend-exclude", "flip_gradient", "--check")
+    assert result.exit_code == 0
+    result = run(tree, "--exclude", "^$", "--check", "-q")  # nothing excluded: .venv is walked too
+    assert result.exit_code == 1 and result.stderr == ""
+
+
+def test_parallel_output_is_identical_to_serial(tree):
+    for i in range(5):
+        shutil.copy(DANN / "before.py", tree / f"copy{i}.py")
+    serial, parallel = run(tree, "-j", "1"), run(tree, "-j", "2")
+    assert serial.stdout == parallel.stdout and serial.stderr == parallel.stderr
+
+
+def test_python_dash_m_and_version():
+    out = subprocess.run([sys.executable, "-m", "tf_grl_migrate", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and "tf-grl-migrate" in out.stdout
+    code = "import sys, tf_grl_migrate.cli; sys.exit('tensorflow' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

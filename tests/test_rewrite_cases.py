@@ -1,0 +1,48 @@
+"""Text-level spec of the migrator: before/after byte for byte, no-ops, refusals."""
+
+import pathlib
+
+import pytest
+
+from tf_grl_migrate.codemod import migrate_code
+
+CASES = pathlib.Path(__file__).parent / "cases"
+REWRITES = sorted(p for p in (CASES / "rewrite").iterdir() if p.is_dir())
+NOOPS = sorted((CASES / "noop").glob("*.py"))
+REFUSALS = sorted(p for p in (CASES / "refuse").iterdir() if p.is_dir())
+
+
+def _read(path):
+    return path.read_bytes().decode("utf-8")
+
+
+@pytest.mark.parametrize("case", REWRITES, ids=[p.name for p in REWRITES])
+def test_rewrite_matches_expected_bytes(case):
+    result = migrate_code(_read(case / "before.py"))
+    assert result.diagnostics == []
+    assert result.code == _read(case / "after.py")
+    assert "gradient_override_map" not in result.code and "RegisterGradient" not in result.code
+
+
+@pytest.mark.parametrize("case", REWRITES, ids=[p.name for p in REWRITES])
+def test_second_run_changes_nothing(case):
+    after = _read(case / "after.py")
+    assert migrate_code(after).code == after
+
+
+@pytest.mark.parametrize("path", NOOPS, ids=[p.stem for p in NOOPS])
+def test_must_not_change(path):
+    source = _read(path)
+    result = migrate_code(source)
+    assert result.code == source
+    assert result.diagnostics == []
+
+
+@pytest.mark.parametrize("case", REFUSALS, ids=[p.name for p in REFUSALS])
+def test_refused_site_is_left_unchanged_with_a_coded_diagnostic(case):
+    source = _read(case / "before.py")
+    result = migrate_code(source)
+    assert result.code == source
+    got = [f"{d.line}:{d.col}: {d.code}" for d in result.diagnostics]
+    assert got == (case / "expected.txt").read_text().split("\n")[:-1]
+    assert all(len(d.message) > 40 for d in result.diagnostics)  # says what to do by hand

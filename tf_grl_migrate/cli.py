@@ -1,0 +1,100 @@
+"""The command line: ``tf-grl-migrate PATH... [--write | --check] [--format json]``.
+
+stdout carries only payload (diffs, migrated stdin, or JSON); diagnostics and the summary go
+to stderr. Exit status: 0 done, 1 ``--check`` found work, 2 usage error, 123 a file failed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+import click
+
+from . import __version__, report
+from .files import decode, discover, migrate_text, process_file
+
+
+def _process(args):
+    path, write, want_diff = args
+    return process_file(path, write, want_diff)
+
+
+def _run_all(paths, write, want_diff, jobs):
+    work = [(p, write, want_diff) for p in paths]
+    if jobs == 1 or len(work) < 2:
+        return [_process(w) for w in work]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        return list(pool.map(_process, work, chunksize=max(1, len(work) // (jobs * 8) or 1)))
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("--write", is_flag=True, help="Rewrite files in place (default: dry run, diff on stdout).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or keeps an override "
+                                            "the tool cannot migrate.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: one JSON document on stdout.")
+@click.option("--exclude", metavar="REGEX", help="Paths to skip when walking directories (replaces the default).")
+@click.option("--extend-exclude", metavar="REGEX", help="More paths to skip, on top of --exclude.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.version_option(__version__, prog_name="tf-grl-migrate")
+def main(paths, write, check, fmt, exclude, extend_exclude, jobs, quiet):
+    """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
+
+    PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
+    """
+    if not paths:
+        raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")
+    if write and check:
+        raise click.UsageError("--write and --check exclude each other")
+    if "-" in paths:
+        if len(paths) > 1:
+            raise click.UsageError("- (stdin) cannot be combined with other paths")
+        sys.exit(_stdin(check, fmt, quiet))
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise click.UsageError(f"no such file or directory: {missing[0]}")
+    files = discover(paths, exclude, extend_exclude)
+    want_diff = fmt == "text" and not write and not check
+    reports = _run_all(files, write and not check, want_diff, jobs or os.cpu_count() or 1)
+    _emit(reports, write and not check, check, fmt, quiet)
+    sys.exit(report.exit_status(reports, check))
+
+
+def _stdin(check, fmt, quiet) -> int:
+    try:
+        text = decode(sys.stdin.buffer.read()).text
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        click.echo(f"-:1:1: GRL901 cannot decode: {exc}", err=True)
+        return report.EXIT_FAILED
+    new, rep = migrate_text("-", text)
+    if fmt == "json":
+        click.echo(report.to_json([rep], write=False))
+    elif not check:
+        sys.stdout.write(new)
+    for d in sorted(rep.diagnostics):
+        if fmt == "text":
+            click.echo(d.format("-"), err=True)
+    return report.exit_status([rep], check)
+
+
+def _emit(reports, write, check, fmt, quiet):
+    if fmt == "json":
+        click.echo(report.to_json(reports, write))
+        return
+    for rep in reports:
+        if rep.diff:
+            sys.stdout.write(rep.diff)
+        if check and rep.changed and not quiet:
+            click.echo(f"would migrate {rep.path}", err=True)
+        for d in sorted(rep.diagnostics):
+            click.echo(d.format(rep.path), err=True)
+    if not quiet:
+        click.echo(report.summary_line(reports, write), err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

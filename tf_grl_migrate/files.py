@@ -1,0 +1,152 @@
+"""Everything that knows files: discovery, excludes, decoding, diffs and atomic writes."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from .codemod import SafetyError, migrate_code
+from .report import Diagnostic, FileReport
+
+DEFAULT_EXCLUDES = r"/(\.git|\.hg|\.svn|\.venv|venv|\.tox|\.nox|\.eggs|build|dist|__pycache__|site-packages|node_modules)/"
+
+
+def discover(paths, exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:
+    """Files to process, sorted. Directories are walked for ``.py``; named files are always kept."""
+    pattern = re.compile(exclude if exclude is not None else DEFAULT_EXCLUDES)
+    extra = re.compile(extend_exclude) if extend_exclude else None
+    found: set[str] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                rel_root = "/" + Path(root).relative_to(path).as_posix().strip("./") + "/"
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if not _excluded(f"{rel_root}{d}/".replace("//", "/"), pattern, extra)
+                )
+                for name in files:
+                    if name.endswith(".py") and not _excluded(f"{rel_root}{name}".replace("//", "/"), pattern, extra):
+                        found.add(os.path.join(root, name))
+        else:
+            found.add(str(path))
+    return sorted(found)
+
+
+def _excluded(rel: str, pattern, extra) -> bool:
+    return bool(pattern.search(rel) or (extra is not None and extra.search(rel)))
+
+
+@dataclass
+class Source:
+    text: str
+    encoding: str
+    raw: bytes
+
+
+def decode(raw: bytes) -> Source:
+    """Decode as Python does (PEP 263 cookie, UTF-8 BOM), keeping every newline as it is."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    return Source(raw.decode(encoding), encoding, raw)
+
+
+def encode(text: str, source: Source) -> bytes:
+    return text.encode(source.encoding)
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        )
+    )
+
+
+def migrate_text(path: str, text: str) -> tuple[str, FileReport]:
+    """Migrate one module's text; never raises: failures become 9xx diagnostics."""
+    report = FileReport(path)
+    try:
+        result = migrate_code(text)
+    except cst.ParserSyntaxError as exc:
+        report.diagnostics.append(
+            Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
+        )
+        return text, report
+    except SafetyError as exc:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL904", str(exc)))
+        return text, report
+    except RecursionError:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform"))
+        return text, report
+    except Exception as exc:  # a bug of ours must not stop the other files
+        report.diagnostics.append(Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); "
+                                                             "please report it"))
+        return text, report
+    report.diagnostics.extend(result.diagnostics)
+    report.changed = result.code != text
+    return result.code, report
+
+
+def process_file(path: str, write: bool, want_diff: bool = True) -> FileReport:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
+    try:
+        source = decode(raw)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
+    new_text, report = migrate_text(path, source.text)
+    if not report.changed:
+        return report
+    if want_diff:
+        report.diff = unified_diff(path, source.text, new_text)
+    if write:
+        try:
+            write_atomic(path, encode(new_text, source), expected=raw)
+            report.written = True
+        except (OSError, UnicodeEncodeError, FileChangedError) as exc:
+            report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+    return report
+
+
+class FileChangedError(Exception):
+    pass
+
+
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Write beside the target then rename over it: a reader (or Ctrl-C) never sees half a file.
+
+    Writes through a symlink to its target (the link stays a link), keeps the mode bits, and
+    refuses to overwrite a file that changed on disk since it was read.
+    """
+    target = os.path.realpath(path)
+    if expected is not None and Path(target).read_bytes() != expected:
+        raise FileChangedError("file changed on disk since it was read; not overwritten")
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise PermissionError(f"file is read-only: {path}")
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(prefix=".tf-grl-migrate-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
