@@ -49,8 +49,6 @@ def test_migrated_file_matches_tf1(case, mode, tf1_reference):
     assert len(g2) == len(g1)
     for a, b in zip(g2, g1):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-    # the override really changed something: TF1's gradient differs from the plain one
-    assert any(not np.allclose(g, harness.upstream(y1.shape)) for g in g1) or y1.shape != g1[0].shape
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

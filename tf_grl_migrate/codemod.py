@@ -497,7 +497,7 @@ class Rewriter(cst.CSTTransformer):
     def __init__(self, plan: "Plan"):
         super().__init__()
         self.plan = plan
-        self.markers = set()
+        self.markers = {}
 
     def leave_Subscript(self, original, updated):
         ref = self.plan.op_refs.get(original)
@@ -543,7 +543,7 @@ class Rewriter(cst.CSTTransformer):
         # A removed statement stays as a marker until its block is rebuilt, so that the blank
         # lines that separated it from its neighbours can be given to the next statement.
         marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=stmt.leading_lines)
-        self.markers.add(id(marker))
+        self.markers[id(marker)] = marker  # keep it alive: its id must not be reused
         return marker
 
     def leave_If(self, original, updated):
