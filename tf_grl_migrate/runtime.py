@@ -28,20 +28,20 @@ __all__ = ["flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLamb
 _EagerTensor = type(tf.constant(0.0))
 
 
-def _scale_gradient(dy, neg_scale):
-    """``dy * neg_scale`` in dy's dtype; IndexedSlices stay sparse."""
+def _scale_gradient(dy, scale):
+    """``dy * -scale`` in dy's dtype (negation is exact); IndexedSlices stay sparse."""
     if isinstance(dy, tf.IndexedSlices):
-        values = dy.values * tf.cast(neg_scale, dy.values.dtype)
+        values = dy.values * -tf.cast(scale, dy.values.dtype)
         return tf.IndexedSlices(values, dy.indices, dy.dense_shape)
-    return dy * tf.cast(neg_scale, dy.dtype)
+    return dy * -tf.cast(scale, dy.dtype)
 
 
 @tf.custom_gradient
-def _reverse(x, neg_scale):
+def _reverse(x, scale):
     # Both arguments are plain tensors: a tf.Variable read inside a custom_gradient
     # function would make TensorFlow demand a `variables` argument in `grad`.
     def grad(dy):
-        return _scale_gradient(dy, neg_scale), None
+        return _scale_gradient(dy, scale), None
 
     return tf.identity(x), grad
 
@@ -56,10 +56,10 @@ def _check_dtype(x):
         )
 
 
-def _neg_scale(l):
-    """-l as a scalar tensor, read now (a tf.Variable is read at call time, never baked in)."""
+def _scale(l):
+    """l as a scalar tensor, read now (a tf.Variable is read at call time, never baked in)."""
     if isinstance(l, (int, float)) and not isinstance(l, bool):
-        return tf.constant(-float(l), dtype=tf.float64)
+        return tf.constant(float(l), dtype=tf.float64)
     if isinstance(l, bool):
         raise TypeError("flip_gradient's lambda must be a number or a scalar float tensor, got a bool")
     scale = tf.convert_to_tensor(l)
@@ -69,17 +69,17 @@ def _neg_scale(l):
         raise ValueError(f"flip_gradient's lambda must be a scalar, got shape {scale.shape}")
     if scale.dtype.is_integer:
         scale = tf.cast(scale, tf.float64)
-    return -scale
+    return scale
 
 
-def _flip_leaf(x, neg_scale):
+def _flip_leaf(x, scale):
     if isinstance(x, tf.RaggedTensor):
-        return x.with_flat_values(_flip_leaf(x.flat_values, neg_scale))
+        return x.with_flat_values(_flip_leaf(x.flat_values, scale))
     if isinstance(x, tf.SparseTensor):
-        return tf.SparseTensor(x.indices, _flip_leaf(x.values, neg_scale), x.dense_shape)
+        return tf.SparseTensor(x.indices, _flip_leaf(x.values, scale), x.dense_shape)
     x = tf.convert_to_tensor(x)
     _check_dtype(x)
-    return _reverse(x, neg_scale)
+    return _reverse(x, scale)
 
 
 def _is_keras_symbolic(x):
@@ -102,9 +102,13 @@ def flip_gradient(x, l=1.0):
         ``None``), or a non-numeric lambda.
       ValueError: for a lambda that is not a scalar.
     """
-    # Fast path: the common eager call, one dense float tensor and a Python float.
-    if type(x) is _EagerTensor and type(l) is float and x.dtype.is_floating:
-        return _reverse(x, tf.constant(-l, dtype=x.dtype))
+    # Fast paths: the common eager calls, one dense float tensor and a Python float or a
+    # scalar variable (read now, so a later assign is seen by the next call).
+    if type(x) is _EagerTensor and x.dtype.is_floating:
+        if type(l) is float:
+            return _reverse(x, tf.constant(l, dtype=x.dtype))
+        if isinstance(l, tf.Variable) and l.shape.rank == 0 and l.dtype.is_floating:
+            return _reverse(x, l.value())
     if _is_keras_symbolic(x) or any(_is_keras_symbolic(t) for t in tf.nest.flatten(x)):
         if isinstance(l, tf.Variable):
             raise TypeError(
@@ -113,8 +117,8 @@ def flip_gradient(x, l=1.0):
                 "hp_lambda property (or DANNLambdaScheduler)."
             )
         return GradientReversal(hp_lambda=float(l))(x)
-    neg_scale = _neg_scale(l)
-    return tf.nest.map_structure(lambda leaf: _flip_leaf(leaf, neg_scale), x)
+    scale = _scale(l)
+    return tf.nest.map_structure(lambda leaf: _flip_leaf(leaf, scale), x)
 
 
 class FlipGradientBuilder:
