@@ -117,3 +117,11 @@ def test_python_dash_m_and_version():
     assert out.returncode == 0 and "tf-grl-migrate" in out.stdout
     code = "import sys, tf_grl_migrate.cli; sys.exit('tensorflow' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_bundled_fixtures_demo():
+    fixtures = pathlib.Path(__file__).parent.parent / "fixtures"
+    result = run(fixtures, "-j", "1")
+    assert result.exit_code == 0
+    assert result.stdout.count("+++ b/") == 2
+    assert "saliency.py:13:5: GRL101" in result.stderr
