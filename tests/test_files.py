@@ -1,0 +1,80 @@
+"""Files are never corrupted: encodings, BOM, newlines, symlinks, modes, concurrent edits."""
+
+import os
+import pathlib
+import stat
+
+import pytest
+
+from tf_grl_migrate.files import FileChangedError, process_file, write_atomic
+
+DANN = pathlib.Path(__file__).parent / "cases" / "rewrite" / "dann_builder_class"
+BEFORE = (DANN / "before.py").read_text()
+AFTER = (DANN / "after.py").read_text()
+
+
+def _roundtrip(tmp_path, data: bytes) -> bytes:
+    path = tmp_path / "m.py"
+    path.write_bytes(data)
+    report = process_file(str(path), write=True)
+    assert report.written and not report.diagnostics
+    return path.read_bytes()
+
+
+def test_crlf_newlines_are_kept(tmp_path):
+    out = _roundtrip(tmp_path, BEFORE.replace("\n", "\r\n").encode())
+    assert out == AFTER.replace("\n", "\r\n").encode()
+
+
+def test_utf8_bom_is_kept(tmp_path):
+    out = _roundtrip(tmp_path, b"\xef\xbb\xbf" + BEFORE.encode())
+    assert out == b"\xef\xbb\xbf" + AFTER.encode()
+
+
+def test_latin1_coding_cookie_is_kept(tmp_path):
+    header = "# -*- coding: latin-1 -*-\n# Auteur: Fran\xe7ois\n"
+    out = _roundtrip(tmp_path, (header + BEFORE).encode("latin-1"))
+    assert out == (header + AFTER).encode("latin-1")
+
+
+def test_write_goes_through_a_symlink_and_keeps_it(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text(BEFORE)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    assert process_file(str(link), write=True).written
+    assert link.is_symlink() and real.read_text() == AFTER
+
+
+def test_mode_bits_are_kept(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BEFORE)
+    path.chmod(0o751)
+    process_file(str(path), write=True)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+
+
+def test_read_only_file_is_reported_not_written(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BEFORE)
+    path.chmod(0o444)
+    report = process_file(str(path), write=True)
+    assert [d.code for d in report.diagnostics] == ["GRL905"] and not report.written
+    assert path.read_text() == BEFORE
+
+
+def test_file_changed_on_disk_is_not_overwritten(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("changed meanwhile\n")
+    with pytest.raises(FileChangedError):
+        write_atomic(str(path), b"new\n", expected=b"old\n")
+    assert path.read_text() == "changed meanwhile\n"
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".tf-grl-migrate-")]
+
+
+def test_undecodable_file_is_a_failure(tmp_path):
+    path = tmp_path / "bin.py"
+    path.write_bytes(b"\x00\xff\xfe gradient_override_map \xff")
+    report = process_file(str(path), write=True)
+    assert report.failed and report.diagnostics[0].code in {"GRL901", "GRL902"}
+    assert path.read_bytes() == b"\x00\xff\xfe gradient_override_map \xff"
