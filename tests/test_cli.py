@@ -1,7 +1,6 @@
 """The command line: exit statuses, dry run, --write, --check, --format json, stdin."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
