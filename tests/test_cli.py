@@ -124,3 +124,11 @@ def test_bundled_fixtures_demo():
     assert result.exit_code == 0
     assert result.stdout.count("+++ b/") == 2
     assert "saliency.py:13:5: GRL101" in result.stderr
+
+
+def test_default_excludes_apply_below_the_top_directory(tree):
+    nested = tree / "pkg" / ".git"
+    nested.mkdir(parents=True)
+    shutil.copy(DANN / "before.py", nested / "hook.py")
+    result = run(tree, "--check", "--extend-exclude", "flip_gradient")
+    assert result.exit_code == 0, result.stderr

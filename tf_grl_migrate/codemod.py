@@ -38,9 +38,6 @@ class Result:
     code: str
     diagnostics: list[Diagnostic]
 
-    def changed(self, original: str) -> bool:
-        return self.code != original
-
 
 @dataclass(eq=False)
 class Registration:
@@ -68,7 +65,6 @@ class Site:
     col: int
     entries: list = field(default_factory=list)  # (OpType, Registration | "builtin")
     calls: list = field(default_factory=list)  # (Call, OpType)
-    dict_stmt: cst.SimpleStatementLine | None = None
     refusal: tuple[str, str] | None = None
 
 
@@ -194,11 +190,6 @@ class Planner:
                 return set(access.referents)
         return set()
 
-    def statement_of(self, node):
-        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            node = self.parents.get(node)
-        return node
-
     def simple_assign_value(self, assignment):
         """For ``name = <value>`` (one target, alone on its line): (statement, value)."""
         if not isinstance(assignment, Assignment) or isinstance(assignment, ImportAssignment):
@@ -212,6 +203,14 @@ class Planner:
             return None
         return stmt, assign.value
 
+    def bound_value(self, name: cst.Name):
+        """The value of ``name`` when its one binding is a plain ``name = value`` line."""
+        refs = self.referents(name)
+        if len(refs) != 1:
+            return None
+        found = self.simple_assign_value(next(iter(refs)))
+        return found[1] if found else None
+
     def key(self, expr) -> tuple | None:
         """What identifies a gradient name expression, so a registration and a use match."""
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
@@ -219,13 +218,10 @@ class Planner:
             if isinstance(value, str):
                 return ("str", value)
         if isinstance(expr, cst.Name):
+            value = self.bound_value(expr)
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+                return self.key(value)
             refs = self.referents(expr)
-            if len(refs) == 1:
-                found = self.simple_assign_value(next(iter(refs)))
-                if found and isinstance(found[1], (cst.SimpleString, cst.ConcatenatedString)):
-                    value = found[1].evaluated_value
-                    if isinstance(value, str):
-                        return ("str", value)
             if refs:
                 return ("var", frozenset(id(r) for r in refs))
             return None
@@ -296,12 +292,9 @@ class Planner:
                 or params.star_kwarg or params.posonly_params):
             reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad)")
             return
-        if any(not isinstance(d.decorator, cst.Call) or not (self.qn(d.decorator.func) & ops.REGISTER_GRADIENT)
-               for d in fdef.decorators if d is not reg.decorator) and reg.kind == "decorator":
-            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators")
-            return
         if reg.kind == "decorator" and len(fdef.decorators) != 1:
-            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` is registered more than once")
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
+                                     "registration; migrate it by hand")
             return
         op_name = plain[0].name
         fscope = self.scopes.get(fdef.body.body[0]) if fdef.body.body else None
@@ -359,36 +352,26 @@ class Planner:
         if isinstance(receiver, cst.Call) and self.qn(receiver.func) & ops.DEFAULT_GRAPH:
             return True
         if isinstance(receiver, cst.Name):
-            refs = self.referents(receiver)
-            if len(refs) == 1:
-                found = self.simple_assign_value(next(iter(refs)))
-                if found:
-                    return self.looks_like_graph(found[1])
+            value = self.bound_value(receiver)
+            return value is not None and self.looks_like_graph(value)
         return False
 
-    def resolve_dict(self, site: Site, arg):
-        if isinstance(arg, cst.Dict):
-            return arg
-        if isinstance(arg, cst.Name):
-            refs = self.referents(arg)
-            if len(refs) == 1:
-                found = self.simple_assign_value(next(iter(refs)))
-                if found and isinstance(found[1], cst.Dict):
-                    site.dict_stmt = found[0]
-                    return found[1]
-        return None
+    def resolve_dict(self, arg):
+        """A dict literal, or a variable bound to one (its line is removed later if nothing else uses it)."""
+        value = self.bound_value(arg) if isinstance(arg, cst.Name) else arg
+        return value if isinstance(value, cst.Dict) else None
 
     def analyze_site(self, site: Site):
         call = site.item.item
         if len(call.args) != 1 or call.args[0].keyword is not None:
             return ("GRL105", "gradient_override_map call does not take one dict argument")
-        mapping = self.resolve_dict(site, call.args[0].value)
+        mapping = self.resolve_dict(call.args[0].value)
         if mapping is None:
             return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
                               "rewrite the block by hand with @tf.custom_gradient")
         if site.item.asname is not None:
             return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
-        mapped: dict[str, tuple] = {}
+        mapped: set[str] = set()
         for element in mapping.elements:
             if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
                 return ("GRL105", "override map has a key that is not a string literal")
@@ -403,7 +386,7 @@ class Planner:
             if target == "builtin" and op.arity != 1:
                 return ("GRL109", f"'Identity' as the gradient of the {op.arity}-input op '{op_name}' is ambiguous; "
                                   "write its @tf.custom_gradient by hand")
-            mapped[op_name] = (op, target)
+            mapped.add(op_name)
             site.entries.append((op, target))
         scan = _BodyScan()
         for stmt in site.with_node.body.body:
@@ -452,7 +435,7 @@ class Planner:
         if len(found) > 1:
             return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
                               "tell which one TF1 used")
-        if key == ("str", "Identity"):
+        if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_TARGETS:
             return "builtin"
         return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module; "
                           "define that gradient with @tf.custom_gradient by hand")
@@ -474,7 +457,6 @@ class Planner:
                 if bad is not None:
                     site.refusal = bad.refusal
                     changed = True
-                    continue
             for reg in self.registrations:
                 users = [s for s in self.sites if any(t is reg for _, t in s.entries)]
                 op_types = {op.name for s in users for op, t in s.entries if t is reg}
@@ -574,7 +556,7 @@ class Rewriter(cst.CSTTransformer):
         return out
 
     def leave_IndentedBlock(self, original, updated):
-        if not any(id(s) in self.markers for s in updated.body) and not self.plan.touched(original):
+        if not any(id(s) in self.markers for s in updated.body):
             return updated
         body = self._fix_block(list(updated.body))
         if not body:
@@ -597,10 +579,10 @@ class Plan:
     removed_stmts: set = field(default_factory=set)
     replace_stmts: dict = field(default_factory=dict)
     hoisted_ifs: set = field(default_factory=set)
-    removed: set = field(default_factory=set)  # ids of every original node that disappears
+    removed: dict = field(default_factory=dict)  # id -> every original node that disappears
 
-    def touched(self, block) -> bool:
-        return any(s in self.removed_stmts or s in self.hoisted_ifs for s in block.body)
+    def remove(self, node) -> None:
+        self.removed[id(node)] = node
 
 
 def _fresh(base: str, used: set) -> str:
@@ -638,7 +620,7 @@ class _Builder:
         regs = []
         for site in self.sites:
             self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
-            self.plan.removed.add(id(site.item))
+            self.plan.remove(site.item)
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
                 target = by_type[op.name]
@@ -707,13 +689,13 @@ class _Builder:
 
         self.plan.defs[fdef] = build
         if reg.kind == "decorator":
-            self.plan.removed.add(id(reg.decorator))
+            self.plan.remove(reg.decorator)
             self.hoist_guard(reg)
         elif reg.kind == "call":
             self.plan.removed_stmts.add(reg.stmt)
-            self.plan.removed.add(id(reg.stmt))
+            self.plan.remove(reg.stmt)
         else:
-            self.plan.removed.add(id(reg.name_expr))
+            self.plan.remove(reg.name_expr)
             assign = cst.parse_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
             self.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
 
@@ -730,14 +712,14 @@ class _Builder:
             return
         registry = _code(test.comparisons[0].comparator)
         self.plan.hoisted_ifs.add(guard)
-        self.plan.removed.add(id(test))
+        self.plan.remove(test)
         for stmt in guard.body.body:
             if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
                 call = stmt.body[0].value
                 if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                         and _code(call.func.value) == registry and call.func.attr.value in ("add", "append")):
                     self.plan.removed_stmts.add(stmt)
-                    self.plan.removed.add(id(stmt))
+                    self.plan.remove(stmt)
 
     # -- code that only served the override --------------------------------------------------
     def is_dead(self, node) -> bool:
@@ -753,7 +735,7 @@ class _Builder:
         changed = True
         while changed:
             changed = False
-            for name in [name for root in self.all_removed_nodes() for name in _names_in(root)]:
+            for name in [name for root in list(self.plan.removed.values()) for name in _names_in(root)]:
                 for ref in self.p.referents(name):
                     if isinstance(ref, ImportAssignment):
                         self.schedule_import_removal(ref)
@@ -765,19 +747,8 @@ class _Builder:
                     if all(self.is_dead(access.node) for b in bindings for access in b.references):
                         for stmt, _ in found:
                             self.plan.removed_stmts.add(stmt)
-                            self.plan.removed.add(id(stmt))
+                            self.plan.remove(stmt)
                         changed = True
-
-    def all_removed_nodes(self):
-        index = {}
-
-        class Index(cst.CSTVisitor):
-            def on_visit(self, node):
-                index[id(node)] = node
-                return True
-
-        self.p.module.visit(Index())
-        return [index[i] for i in self.plan.removed if i in index]
 
     def schedule_import_removal(self, ref: ImportAssignment):
         node = ref.node

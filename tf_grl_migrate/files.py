@@ -29,13 +29,11 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
         path = Path(raw)
         if path.is_dir():
             for root, dirs, files in os.walk(path):
-                rel_root = "/" + Path(root).relative_to(path).as_posix().strip("./") + "/"
-                dirs[:] = sorted(
-                    d for d in dirs
-                    if not _excluded(f"{rel_root}{d}/".replace("//", "/"), pattern, extra)
-                )
+                rel = Path(root).relative_to(path).as_posix()
+                rel_root = "/" if rel == "." else f"/{rel}/"
+                dirs[:] = sorted(d for d in dirs if not _excluded(f"{rel_root}{d}/", pattern, extra))
                 for name in files:
-                    if name.endswith(".py") and not _excluded(f"{rel_root}{name}".replace("//", "/"), pattern, extra):
+                    if name.endswith(".py") and not _excluded(f"{rel_root}{name}", pattern, extra):
                         found.add(os.path.join(root, name))
         else:
             found.add(str(path))
@@ -50,17 +48,12 @@ def _excluded(rel: str, pattern, extra) -> bool:
 class Source:
     text: str
     encoding: str
-    raw: bytes
 
 
 def decode(raw: bytes) -> Source:
     """Decode as Python does (PEP 263 cookie, UTF-8 BOM), keeping every newline as it is."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    return Source(raw.decode(encoding), encoding, raw)
-
-
-def encode(text: str, source: Source) -> bytes:
-    return text.encode(source.encoding)
+    return Source(raw.decode(encoding), encoding)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -112,7 +105,7 @@ def process_file(path: str, write: bool, want_diff: bool = True) -> FileReport:
         report.diff = unified_diff(path, source.text, new_text)
     if write:
         try:
-            write_atomic(path, encode(new_text, source), expected=raw)
+            write_atomic(path, new_text.encode(source.encoding), expected=raw)
             report.written = True
         except (OSError, UnicodeEncodeError, FileChangedError) as exc:
             report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))

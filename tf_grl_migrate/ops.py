@@ -61,14 +61,8 @@ OPERATOR_OP_TYPES: dict[str, str] = {
 BUILTIN_TARGETS = frozenset({"Identity"})
 
 REGISTER_GRADIENT = frozenset({"tensorflow.RegisterGradient", "tensorflow.python.framework.ops.RegisterGradient"})
-CUSTOM_GRADIENT = "tensorflow.custom_gradient"
-DEFAULT_GRAPH = frozenset(
-    {
-        "tensorflow.get_default_graph",
-        "tensorflow.python.framework.ops.get_default_graph",
-        "tensorflow.keras.backend.get_session",
-    }
-)
+# Receivers of gradient_override_map besides any `<expr>.graph` (e.g. `K.get_session().graph`).
+DEFAULT_GRAPH = frozenset({"tensorflow.get_default_graph", "tensorflow.python.framework.ops.get_default_graph"})
 
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow._api.v2.compat.v1.")
 

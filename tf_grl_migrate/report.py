@@ -78,10 +78,18 @@ class FileReport:
         return any(not d.is_failure for d in self.diagnostics)
 
 
+def totals(reports: list[FileReport]) -> dict:
+    return {
+        "files": len(reports),
+        "changed": sum(r.changed for r in reports),
+        "refused": sum(not d.is_failure for r in reports for d in r.diagnostics),
+        "failed": sum(r.failed for r in reports),
+    }
+
+
 def summary_line(reports: list[FileReport], write: bool) -> str:
-    changed = sum(r.changed for r in reports)
-    refused = sum(len([d for d in r.diagnostics if not d.is_failure]) for r in reports)
-    failed = sum(r.failed for r in reports)
+    t = totals(reports)
+    changed, refused, failed = t["changed"], t["refused"], t["failed"]
     verb = "migrated" if write else "would migrate"
     parts = [f"{changed} file{'s' if changed != 1 else ''} {verb}"]
     parts.append(f"{refused} site{'s' if refused != 1 else ''} refused")
@@ -108,10 +116,4 @@ def to_json(reports: list[FileReport], write: bool) -> str:
         }
         for r in reports
     ]
-    totals = {
-        "files": len(reports),
-        "changed": sum(r.changed for r in reports),
-        "refused": sum(len([d for d in r.diagnostics if not d.is_failure]) for r in reports),
-        "failed": sum(r.failed for r in reports),
-    }
-    return json.dumps({"files": files, "totals": totals, "write": write}, indent=2)
+    return json.dumps({"files": files, "totals": totals(reports), "write": write}, indent=2)

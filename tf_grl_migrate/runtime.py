@@ -109,7 +109,7 @@ def flip_gradient(x, l=1.0):
             return _reverse(x, tf.constant(l, dtype=x.dtype))
         if isinstance(l, tf.Variable) and l.shape.rank == 0 and l.dtype.is_floating:
             return _reverse(x, l.value())
-    if _is_keras_symbolic(x) or any(_is_keras_symbolic(t) for t in tf.nest.flatten(x)):
+    if any(_is_keras_symbolic(t) for t in tf.nest.flatten(x)):
         if isinstance(l, tf.Variable):
             raise TypeError(
                 "flip_gradient on Keras symbolic tensors needs a Python number as lambda; "
