@@ -603,6 +603,7 @@ class _Builder:
         self.plan = Plan()
         self.taken = set(planner.module_names)
         self.tf = self.tf_alias()
+        self.builtins: dict = {}
 
     def tf_alias(self) -> str:
         for stmt in self.p.module.body:
@@ -611,7 +612,7 @@ class _Builder:
                     if isinstance(small, cst.Import):
                         for alias in small.names:
                             name = _code(alias.name)
-                            if ops.canonical(name + ".") == "tensorflow." or name == "tensorflow":
+                            if ops.canonical(name + ".") == "tensorflow.":  # also tensorflow.compat.v1
                                 return alias.asname.name.value if alias.asname else name
         AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
         return "tf"
@@ -651,7 +652,12 @@ class _Builder:
         return reg.callable_name
 
     def builtin_def(self, site: Site, call: cst.Call, op: ops.OpType) -> str:
+        """One generated pass-through gradient per block and op type, defined just before the block."""
+        cached = self.builtins.get((site.with_node, op.name))
+        if cached:
+            return cached
         name = _fresh(f"_{op.name.lower()}_straight_through", self.taken)
+        self.builtins[(site.with_node, op.name)] = name
         src = (f"@{self.tf}.custom_gradient\n"
                f"def {name}(x):\n"
                f"    def grad_fn(dy):\n"
