@@ -26,19 +26,28 @@ def _op(name: str, arity: int, *callables: str) -> OpType:
 OP_TYPES: dict[str, OpType] = {
     op.name: op
     for op in (
-        _op("Identity", 1, "tensorflow.identity", "tensorflow.python.ops.array_ops.identity"),
-        _op("Sign", 1, "tensorflow.sign", "tensorflow.math.sign", "tensorflow.python.ops.math_ops.sign"),
-        _op("Round", 1, "tensorflow.round", "tensorflow.math.round", "tensorflow.python.ops.math_ops.round"),
-        _op("Floor", 1, "tensorflow.floor", "tensorflow.math.floor", "tensorflow.python.ops.math_ops.floor"),
-        _op("Ceil", 1, "tensorflow.ceil", "tensorflow.math.ceil", "tensorflow.python.ops.math_ops.ceil"),
+        _op("Identity", 1, "tensorflow.identity", "tensorflow.python.ops.array_ops.identity",
+            "tensorflow.python.ops.gen_array_ops.identity"),
+        _op("Sign", 1, "tensorflow.sign", "tensorflow.math.sign", "tensorflow.python.ops.math_ops.sign",
+            "tensorflow.python.ops.gen_math_ops.sign"),
+        _op("Round", 1, "tensorflow.round", "tensorflow.math.round", "tensorflow.python.ops.math_ops.round",
+            "tensorflow.python.ops.gen_math_ops.round"),
+        _op("Floor", 1, "tensorflow.floor", "tensorflow.math.floor", "tensorflow.python.ops.math_ops.floor",
+            "tensorflow.python.ops.gen_math_ops.floor"),
+        _op("Ceil", 1, "tensorflow.ceil", "tensorflow.math.ceil", "tensorflow.python.ops.math_ops.ceil",
+            "tensorflow.python.ops.gen_math_ops.ceil"),
         _op("Relu", 1, "tensorflow.nn.relu", "tensorflow.python.ops.nn_ops.relu",
             "tensorflow.python.ops.gen_nn_ops.relu"),
         _op("Sigmoid", 1, "tensorflow.sigmoid", "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid",
-            "tensorflow.python.ops.math_ops.sigmoid"),
+            "tensorflow.python.ops.math_ops.sigmoid",
+            "tensorflow.python.ops.gen_math_ops.sigmoid"),
         _op("Tanh", 1, "tensorflow.tanh", "tensorflow.nn.tanh", "tensorflow.math.tanh",
-            "tensorflow.python.ops.math_ops.tanh"),
-        _op("MatMul", 2, "tensorflow.matmul", "tensorflow.linalg.matmul", "tensorflow.python.ops.math_ops.matmul"),
-        _op("Maximum", 2, "tensorflow.maximum", "tensorflow.math.maximum", "tensorflow.python.ops.math_ops.maximum"),
+            "tensorflow.python.ops.math_ops.tanh",
+            "tensorflow.python.ops.gen_math_ops.tanh"),
+        _op("MatMul", 2, "tensorflow.matmul", "tensorflow.linalg.matmul", "tensorflow.python.ops.math_ops.matmul",
+            "tensorflow.python.ops.gen_math_ops.mat_mul"),
+        _op("Maximum", 2, "tensorflow.maximum", "tensorflow.math.maximum", "tensorflow.python.ops.math_ops.maximum",
+            "tensorflow.python.ops.gen_math_ops.maximum"),
     )
 }
 
