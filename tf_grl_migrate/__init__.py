@@ -7,7 +7,14 @@ load :mod:`tf_grl_migrate.runtime`, and TensorFlow with it, on first use.
 
 __version__ = "0.1.0"
 
-_RUNTIME_NAMES = frozenset({"flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler"})
+import os as _os
+
+_RUNTIME_NAMES = frozenset(
+    {
+        "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler",
+        "guard", "unguard", "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning",
+    }
+)
 
 __all__ = sorted(_RUNTIME_NAMES | {"__version__"})
 
@@ -24,3 +31,11 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | _RUNTIME_NAMES)
+
+
+# Opt-in: TF_GRL_MIGRATE_GUARD=raise|warn turns the runtime guard on at import (this one case
+# imports TensorFlow at import time, since the guard patches it).
+if _os.environ.get("TF_GRL_MIGRATE_GUARD", "").strip():
+    from .runtime import guard as _guard
+
+    _guard(_os.environ["TF_GRL_MIGRATE_GUARD"].strip().lower())

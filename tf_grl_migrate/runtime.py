@@ -23,7 +23,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without TensorFl
 
 import keras
 
-__all__ = ["flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler"]
+__all__ = [
+    "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler", "guard", "unguard",
+    "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning",
+]
 
 _EagerTensor = type(tf.constant(0.0))
 
@@ -245,3 +248,97 @@ class DANNLambdaScheduler(keras.callbacks.Callback):
             layer.hp_lambda = value
         self.history.append(value)
         self._step += 1
+
+
+# -- the runtime guard -------------------------------------------------------------------------
+
+class GradientOverrideIgnoredError(RuntimeError):
+    """gradient_override_map used where TensorFlow 2 ignores it."""
+
+
+class GradientOverrideIgnoredWarning(UserWarning):
+    """gradient_override_map used where TensorFlow 2 ignores it."""
+
+
+_GUARD = {"original": None, "action": None}
+_INTERNAL_PREFIXES = ("tensorflow.", "keras.", "tf_keras.", "tensorflow_probability.")
+
+
+def _ignored_because(graph):
+    """Why TF2 will ignore an override map entered on ``graph`` now, or None where it works."""
+    from tensorflow.python.framework.func_graph import FuncGraph
+
+    if tf.executing_eagerly():
+        return "under eager execution, where it is always ignored"
+    if isinstance(graph, FuncGraph):
+        return "inside a tf.function graph, where tf.GradientTape ignores it"
+    return None  # legacy graph mode (tf.compat.v1 graph + Session): the map still works
+
+
+def _user_location(frame):
+    """File and line of the user's code; inside tf.function, autograph runs a generated copy of the
+    function, so name the original file and the first line of the original function instead."""
+    path, line = frame.f_code.co_filename, frame.f_lineno
+    if "__autograph_generated" in path:
+        path = frame.f_globals.get("__file__", path)
+        name = frame.f_code.co_name
+        original = frame.f_globals.get(name[4:] if name.startswith("tf__") else name)
+        code = getattr(original, "__code__", None)
+        if code is not None:
+            path, line = code.co_filename, code.co_firstlineno
+    return path, line
+
+
+def guard(action="raise"):
+    """Make ``Graph.gradient_override_map`` fail loudly where TensorFlow 2 ignores it.
+
+    ``action`` is ``"raise"`` (a :class:`GradientOverrideIgnoredError`) or ``"warn"`` (a
+    :class:`GradientOverrideIgnoredWarning`). It fires under eager execution and inside
+    ``tf.function`` graphs (there only ``tf.gradients`` would honour the map, and TF2 code takes
+    gradients with ``tf.GradientTape``), never in legacy ``tf.compat.v1`` graph mode where the map
+    works, and never for TensorFlow's or Keras's own calls (``tf.custom_gradient`` enters the map
+    inside ``tf.function`` graphs). Calling it again only changes the action; :func:`unguard`
+    restores TensorFlow's method. Also enabled at ``import tf_grl_migrate`` by the environment
+    variable ``TF_GRL_MIGRATE_GUARD=raise`` (or ``warn``).
+    """
+    import functools
+    import sys
+    import warnings
+
+    from tensorflow.python.framework import ops as tf_ops
+
+    if action not in ("raise", "warn"):
+        raise ValueError(f"guard action must be 'raise' or 'warn', got {action!r}")
+    _GUARD["action"] = action
+    if _GUARD["original"] is not None:
+        return
+    original = tf_ops.Graph.gradient_override_map
+
+    @functools.wraps(original)
+    def gradient_override_map(self, op_type_map):
+        caller = sys._getframe(1)
+        module = caller.f_globals.get("__name__", "")
+        reason = None if module.startswith(_INTERNAL_PREFIXES) else _ignored_because(self)
+        if reason is not None:
+            path, line = _user_location(caller)
+            message = (
+                f"{path}:{line}: gradient_override_map({op_type_map!r}) is used {reason}; TensorFlow 2 "
+                f"computes the ordinary gradients instead of the overridden ones, silently. Run "
+                f"`tf-grl-migrate {path}` to rewrite it to tf.custom_gradient."
+            )
+            if _GUARD["action"] == "raise":
+                raise GradientOverrideIgnoredError(message)
+            warnings.warn_explicit(message, GradientOverrideIgnoredWarning, path, line, module=module)
+        return original(self, op_type_map)
+
+    _GUARD["original"] = original
+    tf_ops.Graph.gradient_override_map = gradient_override_map
+
+
+def unguard():
+    """Undo :func:`guard` (a no-op when it is not active)."""
+    from tensorflow.python.framework import ops as tf_ops
+
+    if _GUARD["original"] is not None:
+        tf_ops.Graph.gradient_override_map = _GUARD["original"]
+        _GUARD["original"] = _GUARD["action"] = None
