@@ -11,6 +11,7 @@ import importlib.util
 import itertools
 import json
 import pathlib
+import sys
 
 import numpy as np
 
@@ -46,6 +47,23 @@ def load(path: pathlib.Path):
     return module
 
 
+def namespace(case_dir: pathlib.Path, file: str, data: dict) -> dict:
+    """Globals the entry expression runs in: one case file, or (``"module"`` in case.json) a small
+    repository whose modules import each other, loaded fresh from ``case_dir``."""
+    if "module" not in data:
+        return vars(load(case_dir / file))
+    for stale in [p.stem for p in case_dir.glob("*.py")]:
+        sys.modules.pop(stale, None)
+    sys.path.insert(0, str(case_dir))
+    try:
+        ns = dict(vars(importlib.import_module(pathlib.Path(data["module"]).stem)))
+        for name in data.get("imports", []):
+            ns[name] = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(case_dir))
+    return ns
+
+
 def gradient_registry():
     from tensorflow.python.framework import ops
 
@@ -64,7 +82,7 @@ class fresh_gradient_registry:
             del registry[name]
 
 
-def run_tf1(case_dir: pathlib.Path, file: str = "before.py"):
+def run_tf1(case_dir: pathlib.Path, file: str | None = None):
     """Graph mode + Session; the caller has installed tensorflow.compat.v1 as ``tensorflow``."""
     import tensorflow as tf  # tensorflow.compat.v1 here
 
@@ -72,8 +90,8 @@ def run_tf1(case_dir: pathlib.Path, file: str = "before.py"):
     values = inputs(data["inputs"])
     with fresh_gradient_registry(), tf.Graph().as_default():
         tensors = {k: tf.constant(v) for k, v in values.items()}
-        module = load(case_dir / file)
-        y = eval(data["entry"], vars(module), dict(tensors))
+        ns = namespace(case_dir, file or "before.py", data)
+        y = eval(data["entry"], ns, dict(tensors))
         w = tf.constant(upstream(y.shape.as_list()))
         grads = tf.gradients(tf.reduce_sum(y * w), list(tensors.values()))
         grads = [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors.values())]
@@ -89,13 +107,13 @@ def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
     data = spec(case_dir)
     values = inputs(data["inputs"])
     with fresh_gradient_registry():
-        module = load(case_dir / file)
+        ns = namespace(case_dir, file, data)
 
         def step(*tensors):
             with tf.GradientTape() as tape:
                 for t in tensors:
                     tape.watch(t)
-                y = eval(data["entry"], vars(module), dict(zip(values, tensors)))
+                y = eval(data["entry"], ns, dict(zip(values, tensors)))
                 loss = tf.reduce_sum(y * tf.constant(upstream(y.shape.as_list())))
             grads = tape.gradient(loss, list(tensors))
             return y, [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors)]

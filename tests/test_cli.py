@@ -132,3 +132,9 @@ def test_default_excludes_apply_below_the_top_directory(tree):
     shutil.copy(DANN / "before.py", nested / "hook.py")
     result = run(tree, "--check", "--extend-exclude", "flip_gradient")
     assert result.exit_code == 0, result.stderr
+
+
+def test_use_runtime_flag():
+    result = run("-", "--use-runtime", input=(DANN / "before.py").read_text())
+    assert result.exit_code == 0
+    assert result.stdout == "from tf_grl_migrate import FlipGradientBuilder, flip_gradient\n"

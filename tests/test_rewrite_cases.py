@@ -30,6 +30,16 @@ def test_second_run_changes_nothing(case):
     assert migrate_code(after).code == after
 
 
+@pytest.mark.parametrize("case", REWRITES, ids=[p.name for p in REWRITES])
+def test_use_runtime_rewrite_matches_expected_bytes(case):
+    """--use-runtime: after_runtime.py where the shim applies, else the inline after.py exactly."""
+    expected = case / "after_runtime.py"
+    result = migrate_code(_read(case / "before.py"), use_runtime=True)
+    assert result.diagnostics == []
+    assert result.code == _read(expected if expected.exists() else case / "after.py")
+    assert migrate_code(result.code, use_runtime=True).code == result.code
+
+
 @pytest.mark.parametrize("path", NOOPS, ids=[p.stem for p in NOOPS])
 def test_must_not_change(path):
     source = _read(path)

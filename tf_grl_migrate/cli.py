@@ -17,12 +17,11 @@ from .files import decode, discover, migrate_text, process_file
 
 
 def _process(args):
-    path, write, want_diff = args
-    return process_file(path, write, want_diff)
+    return process_file(*args)
 
 
-def _run_all(paths, write, want_diff, jobs):
-    work = [(p, write, want_diff) for p in paths]
+def _run_all(paths, write, want_diff, use_runtime, jobs):
+    work = [(p, write, want_diff, use_runtime) for p in paths]
     if jobs == 1 or len(work) < 2:
         return [_process(w) for w in work]
     with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
@@ -34,6 +33,9 @@ def _run_all(paths, write, want_diff, jobs):
 @click.option("--write", is_flag=True, help="Rewrite files in place (default: dry run, diff on stdout).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or keeps an override "
                                             "the tool cannot migrate.")
+@click.option("--use-runtime", is_flag=True, help="Rewrite exact gradient reversals to tf_grl_migrate.flip_gradient "
+                                                  "(and a DANN builder module to a re-export) instead of inline "
+                                                  "tf.custom_gradient code.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: one JSON document on stdout.")
 @click.option("--exclude", metavar="REGEX", help="Paths to skip when walking directories (replaces the default).")
@@ -41,7 +43,7 @@ def _run_all(paths, write, want_diff, jobs):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
-def main(paths, write, check, fmt, exclude, extend_exclude, jobs, quiet):
+def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet):
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
@@ -53,24 +55,24 @@ def main(paths, write, check, fmt, exclude, extend_exclude, jobs, quiet):
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("- (stdin) cannot be combined with other paths")
-        sys.exit(_stdin(check, fmt, quiet))
+        sys.exit(_stdin(check, use_runtime, fmt))
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise click.UsageError(f"no such file or directory: {missing[0]}")
     files = discover(paths, exclude, extend_exclude)
     want_diff = fmt == "text" and not write and not check
-    reports = _run_all(files, write and not check, want_diff, jobs or os.cpu_count() or 1)
+    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1)
     _emit(reports, write and not check, check, fmt, quiet)
     sys.exit(report.exit_status(reports, check))
 
 
-def _stdin(check, fmt, quiet) -> int:
+def _stdin(check, use_runtime, fmt) -> int:
     try:
         text = decode(sys.stdin.buffer.read()).text
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         click.echo(f"-:1:1: GRL901 cannot decode: {exc}", err=True)
         return report.EXIT_FAILED
-    new, rep = migrate_text("-", text)
+    new, rep = migrate_text("-", text, use_runtime)
     if fmt == "json":
         click.echo(report.to_json([rep], write=False))
     elif not check:

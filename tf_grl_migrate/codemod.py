@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import (
@@ -486,10 +487,12 @@ class Rewriter(cst.CSTTransformer):
         return cst.Name(ref) if ref else updated
 
     def leave_Call(self, original, updated):
-        new = self.plan.call_funcs.get(original)
-        return updated.with_changes(func=cst.Name(new)) if new else updated
+        build = self.plan.calls.get(original)
+        return build(updated) if build else updated
 
     def leave_FunctionDef(self, original, updated):
+        if original in self.plan.removed_defs:
+            return self._marker(updated)
         build = self.plan.defs.get(original)
         return build(updated) if build else updated
 
@@ -512,7 +515,7 @@ class Rewriter(cst.CSTTransformer):
         if comment is not None:
             lines.append(cst.EmptyLine(comment=comment))
         stmts = [*before, *body]
-        stmts[0] = stmts[0].with_changes(leading_lines=(*lines, *stmts[0].leading_lines))
+        stmts[0] = self._relead(stmts[0], (*lines, *stmts[0].leading_lines))
         return cst.FlattenSentinel(stmts)
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -528,10 +531,16 @@ class Rewriter(cst.CSTTransformer):
         self.markers[id(marker)] = marker  # keep it alive: its id must not be reused
         return marker
 
+    def _relead(self, stmt, lines):
+        new = stmt.with_changes(leading_lines=lines)
+        if id(stmt) in self.markers:
+            self.markers[id(new)] = new
+        return new
+
     def leave_If(self, original, updated):
         if original in self.plan.hoisted_ifs:
             body = [s for s in updated.body.body]
-            body[0] = body[0].with_changes(leading_lines=(*updated.leading_lines, *body[0].leading_lines))
+            body[0] = self._relead(body[0], (*updated.leading_lines, *body[0].leading_lines))
             return cst.FlattenSentinel(body)
         return updated
 
@@ -559,8 +568,8 @@ class Rewriter(cst.CSTTransformer):
         if not any(id(s) in self.markers for s in updated.body):
             return updated
         body = self._fix_block(list(updated.body))
-        if not body:
-            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        if not body:  # a marker itself, so that a hoisted block leaves no `pass` behind
+            body = [self._marker(cst.SimpleStatementLine(body=[cst.Pass()]))]
         return updated.with_changes(body=body)
 
     def leave_Module(self, original, updated):
@@ -572,7 +581,10 @@ class Rewriter(cst.CSTTransformer):
 @dataclass
 class Plan:
     op_refs: dict = field(default_factory=dict)  # Subscript -> new name
-    call_funcs: dict = field(default_factory=dict)  # Call -> callable name
+    calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
+    runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
+    removed_defs: set = field(default_factory=set)
+    live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
     defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
     with_items: dict = field(default_factory=dict)  # With -> set of items to remove
     before_with: dict = field(default_factory=dict)  # With -> [generated defs]
@@ -583,6 +595,39 @@ class Plan:
 
     def remove(self, node) -> None:
         self.removed[id(node)] = node
+
+
+def _renamer(name: str):
+    return lambda updated: updated.with_changes(func=cst.Name(name))
+
+
+def _is_docstring(stmt) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+class _LoadNames(cst.CSTVisitor):
+    """Names read by an expression (not attribute names after a dot)."""
+
+    def __init__(self):
+        self.nodes = []
+
+    def visit_Name(self, node):
+        self.nodes.append(node)
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)
+        return False
+
+
+def _load_names(expr):
+    visitor = _LoadNames()
+    expr.visit(visitor)
+    return visitor.nodes
+
+
+def _mentions(expr, name: str) -> bool:
+    return any(n.value == name for n in _load_names(expr))
 
 
 def _fresh(base: str, used: set) -> str:
@@ -596,14 +641,22 @@ def _fresh(base: str, used: set) -> str:
 class _Builder:
     """Builds the Plan for the sites the Planner accepted."""
 
-    def __init__(self, planner: Planner, sites: list[Site], context: CodemodContext):
+    def __init__(self, planner: Planner, sites: list[Site], context: CodemodContext, use_runtime: bool = False):
+        self.use_runtime = use_runtime
         self.p = planner
         self.sites = sites
         self.context = context
         self.plan = Plan()
         self.taken = set(planner.module_names)
-        self.tf = self.tf_alias()
+        self._tf = None
         self.builtins: dict = {}
+
+    @property
+    def tf(self) -> str:
+        """The module's name for TensorFlow (imported as ``tf`` only when a rewrite needs it)."""
+        if self._tf is None:
+            self._tf = self.tf_alias()
+        return self._tf
 
     def tf_alias(self) -> str:
         for stmt in self.p.module.body:
@@ -618,7 +671,7 @@ class _Builder:
         return "tf"
 
     def build(self) -> Plan:
-        regs = []
+        calls_by_reg: dict[Registration, list] = {}
         for site in self.sites:
             self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
             self.plan.remove(site.item)
@@ -626,18 +679,109 @@ class _Builder:
             for call, op in site.calls:
                 target = by_type[op.name]
                 if target == "builtin":
-                    name = self.builtin_def(site, call, op)
-                else:
-                    if target not in regs:
-                        regs.append(target)
-                        target.forward = call.func
-                        target.arity = op.arity
-                    name = self.callable_name(target)
-                self.plan.call_funcs[call] = name
-        for reg in regs:
+                    self.plan.calls[call] = _renamer(self.builtin_def(site, call, op))
+                    continue
+                if target not in calls_by_reg:
+                    target.forward, target.arity = call.func, op.arity
+                calls_by_reg.setdefault(target, []).append(call)
+        for reg, calls in calls_by_reg.items():
+            scale = self.runtime_scale(reg, calls) if self.use_runtime else None
+            if scale is not None:
+                self.to_runtime(reg, scale, calls)
+                continue
+            name = self.callable_name(reg)
             self.convert(reg)
+            for call in calls:
+                self.plan.calls[call] = _renamer(name)
         self.remove_dead_code()
         return self.plan
+
+    # -- --use-runtime: sites that are exactly tf_grl_migrate.flip_gradient -----------------------
+    def runtime_scale(self, reg: Registration, calls):
+        """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
+        if reg.arity != 1 or ops.op_type_of_callable(self.p.qn(reg.forward)) is not ops.OP_TYPES["Identity"]:
+            return None
+        if reg.op_refs or reg.refusal:
+            return None
+        body = [s for s in reg.fdef.body.body if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+            return None
+        ret = body[0].body[0]
+        if not isinstance(ret, cst.Return) or ret.value is None:
+            return None
+        value = ret.value
+        if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+            value = value.elements[0].value
+        grad = reg.fdef.params.params[1].name.value
+        scale = self.match_reversal(value, grad)
+        if scale is None or not self.visible_at_sites(scale, calls):
+            return None
+        return scale
+
+    def match_reversal(self, e, grad: str):
+        def is_grad(x):
+            return isinstance(x, cst.Name) and x.value == grad
+
+        def negated(x):
+            if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
+                return x.expression
+            if isinstance(x, cst.Call) and len(x.args) == 1 and self.p.qn(x.func) & ops.NEGATIVE:
+                return x.args[0].value
+            return None
+
+        one = cst.Float("1.0")
+        if is_grad(negated(e)):
+            return one
+        pairs = []
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
+            pairs = [(e.left, e.right), (e.right, e.left)]
+        elif isinstance(e, cst.Call) and len(e.args) == 2 and not any(a.keyword for a in e.args):
+            names = self.p.qn(e.func)
+            if names & (ops.MULTIPLY | ops.SCALAR_MUL):
+                a, b = e.args[0].value, e.args[1].value
+                pairs = [(b, a)] if names & ops.SCALAR_MUL else [(a, b), (b, a)]
+        for g, other in pairs:
+            if is_grad(negated(g)) and not _mentions(other, grad):  # -grad * S, tf.negative(grad) * S
+                return other
+            if is_grad(g) and negated(other) is not None and not _mentions(negated(other), grad):  # grad * -S
+                return negated(other)
+        return None
+
+    def visible_at_sites(self, expr, calls) -> bool:
+        """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
+        for name in _load_names(expr):
+            refs = self.p.referents(name)
+            if not refs:
+                return False
+            for call in calls:
+                chain, scope = [], self.p.scopes.get(call)
+                while scope is not None and scope not in chain:
+                    chain.append(scope)
+                    scope = scope.parent
+                if any(ref.scope not in chain for ref in refs):
+                    return False
+        return True
+
+    def to_runtime(self, reg: Registration, scale, calls):
+        self.plan.removed_defs.add(reg.fdef)
+        self.plan.remove(reg.fdef)
+        if reg.kind == "decorator":
+            self.hoist_guard(reg)
+        else:  # "call" form (a factory's scale is never visible outside it)
+            self.plan.removed_stmts.add(reg.stmt)
+            self.plan.remove(reg.stmt)
+        AddImportsVisitor.add_needed_import(self.context, "tf_grl_migrate")
+
+        def to_flip(updated: cst.Call) -> cst.Call:
+            arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            return cst.Call(func=cst.parse_expression("tf_grl_migrate.flip_gradient"),
+                            args=[arg, cst.Arg(scale.deep_clone())])
+
+        for call in calls:
+            self.plan.calls[call] = to_flip
+            self.plan.runtime_calls[call] = scale
+            self.plan.remove(call.func)  # e.g. array_ops.identity: its import may now be unused
+        self.plan.live[id(scale)] = scale  # the scale moves to the call sites: its names stay bound
 
     def callable_name(self, reg: Registration) -> str:
         if not reg.callable_name:
@@ -730,6 +874,8 @@ class _Builder:
     # -- code that only served the override --------------------------------------------------
     def is_dead(self, node) -> bool:
         while node is not None:
+            if id(node) in self.plan.live:
+                return False
             if id(node) in self.plan.removed:
                 return True
             node = self.p.parents.get(node)
@@ -769,7 +915,78 @@ class _Builder:
                                                           alias.evaluated_alias)
 
 
-def _transform(code: str) -> Result:
+def _reexport_builder(module: cst.Module, plan: Plan):
+    """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim.
+
+    Shape: docstring, imports, ``class C`` with ``__init__`` (``self.num_calls = 0``) and
+    ``__call__(self, x, l=1.0)`` whose every statement is override plumbing, the counter, the
+    shim call ``tf_grl_migrate.flip_gradient(x, l)`` and ``return``, then ``name = C()``.
+    Returns the new module, or None when the module is anything more.
+    """
+    head, cls, instance = [], None, None
+    for stmt in module.body:
+        if _is_docstring(stmt) and not head and cls is None:
+            head.append(stmt)
+        elif isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(b, (cst.Import, cst.ImportFrom))
+                                                              for b in stmt.body):
+            future = [b for b in stmt.body if isinstance(b, cst.ImportFrom) and b.module is not None
+                      and _code(b.module) == "__future__"]
+            if future:
+                head.append(stmt)
+        elif isinstance(stmt, cst.ClassDef) and cls is None:
+            cls = stmt
+        elif (cls is not None and instance is None and isinstance(stmt, cst.SimpleStatementLine)
+              and m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(
+                  targets=[m.AssignTarget(target=m.Name())], value=m.Call(func=m.Name(cls.name.value), args=[]))]))):
+            instance = stmt.body[0].targets[0].target.value
+        else:
+            return None
+    if cls is None or instance is None or not _is_dann_builder(cls, plan):
+        return None
+    names = [("FlipGradientBuilder", cls.name.value), ("flip_gradient", instance)]
+    aliases = ", ".join(n if n == a else f"{n} as {a}" for n, a in names)
+    reexport = cst.parse_statement(f"from tf_grl_migrate import {aliases}\n")
+    if head:
+        reexport = reexport.with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=[*head, reexport])
+
+
+def _is_dann_builder(cls: cst.ClassDef, plan: Plan) -> bool:
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not _is_docstring(s)]
+    if others or set(methods) != {"__init__", "__call__"}:
+        return False
+    init_body = [s for s in methods["__init__"].body.body if not _is_docstring(s)]
+    if len(init_body) != 1 or _code(init_body[0]).strip() != "self.num_calls = 0":
+        return False
+    call = methods["__call__"]
+    params = call.params.params
+    if len(params) != 3 or call.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or call.params.kwonly_params:
+        return False
+    x, l, default = params[1].name.value, params[2].name.value, params[2].default
+    if (x, l) != ("x", "l"):  # callers may pass them by keyword: only the shim's own names re-export
+        return False
+    if default is not None and not (isinstance(default, (cst.Float, cst.Integer)) and float(default.value) == 1.0):
+        return False
+    flips = [c for c, scale in plan.runtime_calls.items()
+             if isinstance(scale, cst.Name) and scale.value == l and isinstance(c.args[0].value, cst.Name)
+             and c.args[0].value.value == x]
+    for stmt in call.body.body:
+        if stmt in plan.removed_stmts or stmt in plan.removed_defs or _is_docstring(stmt):
+            continue
+        code = _code(stmt).strip()
+        if code == "self.num_calls += 1" or code.startswith("return "):
+            continue
+        if isinstance(stmt, cst.With) and len(plan.with_items.get(stmt, ())) == len(stmt.items):
+            inner = [_code(s).strip() for s in stmt.body.body]
+            if len(inner) == 1 and any(inner[0].endswith("= " + _code(c)) or inner[0] == "return " + _code(c)
+                                       for c in flips):
+                continue
+        return False
+    return len(flips) == 1
+
+
+def _transform(code: str, use_runtime: bool = False) -> Result:
     if not PRECHECK.search(code):
         return Result(code, [])
     module = cst.parse_module(code)
@@ -780,7 +997,11 @@ def _transform(code: str) -> Result:
     if not sites:
         return Result(code, diagnostics)
     context = CodemodContext()
-    plan = _Builder(planner, sites, context).build()
+    plan = _Builder(planner, sites, context, use_runtime).build()
+    if use_runtime:
+        reexport = _reexport_builder(wrapper.module, plan)
+        if reexport is not None:
+            return Result(reexport.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan))
     new_module = AddImportsVisitor(context).transform_module(new_module)
     new_module = RemoveImportsVisitor(context).transform_module(new_module)
@@ -800,13 +1021,16 @@ def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
 
 
-def migrate_code(code: str) -> Result:
+def migrate_code(code: str, use_runtime: bool = False) -> Result:
     """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
-    :class:`SafetyError` if the rewrite would not parse or would not be stable."""
-    result = _transform(code)
+    :class:`SafetyError` if the rewrite would not parse or would not be stable.
+
+    ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
+    and a module that only holds the DANN builder becomes a re-export of the shim."""
+    result = _transform(code, use_runtime)
     if result.code != code:
         try:
-            again = _transform(result.code)
+            again = _transform(result.code, use_runtime)
         except cst.ParserSyntaxError as exc:
             raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
         if again.code != result.code:

@@ -64,11 +64,11 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )
 
 
-def migrate_text(path: str, text: str) -> tuple[str, FileReport]:
+def migrate_text(path: str, text: str, use_runtime: bool = False) -> tuple[str, FileReport]:
     """Migrate one module's text; never raises: failures become 9xx diagnostics."""
     report = FileReport(path)
     try:
-        result = migrate_code(text)
+        result = migrate_code(text, use_runtime)
     except cst.ParserSyntaxError as exc:
         report.diagnostics.append(
             Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
@@ -89,7 +89,7 @@ def migrate_text(path: str, text: str) -> tuple[str, FileReport]:
     return result.code, report
 
 
-def process_file(path: str, write: bool, want_diff: bool = True) -> FileReport:
+def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False) -> FileReport:
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -98,7 +98,7 @@ def process_file(path: str, write: bool, want_diff: bool = True) -> FileReport:
         source = decode(raw)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
-    new_text, report = migrate_text(path, source.text)
+    new_text, report = migrate_text(path, source.text, use_runtime)
     if not report.changed:
         return report
     if want_diff:

@@ -69,6 +69,12 @@ OPERATOR_OP_TYPES: dict[str, str] = {
 # "Identity" passes the upstream gradient straight through (straight-through estimators).
 BUILTIN_TARGETS = frozenset({"Identity"})
 
+# Arithmetic that a gradient reversal body is written with (recognised by --use-runtime).
+NEGATIVE = frozenset({"tensorflow.negative", "tensorflow.math.negative", "tensorflow.python.ops.math_ops.negative"})
+MULTIPLY = frozenset({"tensorflow.multiply", "tensorflow.math.multiply", "tensorflow.python.ops.math_ops.multiply"})
+SCALAR_MUL = frozenset({"tensorflow.scalar_mul", "tensorflow.math.scalar_mul",
+                        "tensorflow.python.ops.math_ops.scalar_mul"})
+
 REGISTER_GRADIENT = frozenset({"tensorflow.RegisterGradient", "tensorflow.python.framework.ops.RegisterGradient"})
 # Receivers of gradient_override_map besides any `<expr>.graph` (e.g. `K.get_session().graph`).
 DEFAULT_GRAPH = frozenset({"tensorflow.get_default_graph", "tensorflow.python.framework.ops.get_default_graph"})

@@ -1,0 +1,5 @@
+import tf_grl_migrate
+
+
+def flip_gradient(x, l=1.0):
+    return tf_grl_migrate.flip_gradient(x, l)

@@ -1,0 +1,8 @@
+import tensorflow as tf
+import tf_grl_migrate
+
+
+def flip_gradient(x, l=1.0):
+    with tf.name_scope("grl"):  # reverse here
+        y = tf_grl_migrate.flip_gradient(x, l)
+    return y

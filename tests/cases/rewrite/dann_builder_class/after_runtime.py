@@ -1,0 +1,1 @@
+from tf_grl_migrate import FlipGradientBuilder, flip_gradient

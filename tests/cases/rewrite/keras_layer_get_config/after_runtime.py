@@ -1,0 +1,23 @@
+import tensorflow as tf
+import tf_grl_migrate
+
+
+def flip_gradient(x, hp_lambda):
+    y = tf_grl_migrate.flip_gradient(x, hp_lambda)
+    return y
+
+
+class GradientReversal(tf.keras.layers.Layer):
+    """Flips the sign of the gradient during training."""
+
+    def __init__(self, hp_lambda, **kwargs):
+        super(GradientReversal, self).__init__(**kwargs)
+        self.hp_lambda = hp_lambda
+
+    def call(self, x, mask=None):
+        return flip_gradient(x, self.hp_lambda)
+
+    def get_config(self):
+        config = {"hp_lambda": self.hp_lambda}
+        base_config = super(GradientReversal, self).get_config()
+        return dict(list(base_config.items()) + list(config.items()))
