@@ -13,19 +13,59 @@ from concurrent.futures import ProcessPoolExecutor
 import click
 
 from . import __version__, report
-from .files import decode, discover, migrate_text, process_file
+from .files import CANDIDATE, decode, discover, migrate_text, process_file, read
+from .report import FileReport
+
+PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
 
 
 def _process(args):
     return process_file(*args)
 
 
-def _run_all(paths, write, want_diff, use_runtime, jobs):
-    work = [(p, write, want_diff, use_runtime) for p in paths]
-    if jobs == 1 or len(work) < 2:
-        return [_process(w) for w in work]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        return list(pool.map(_process, work, chunksize=max(1, len(work) // (jobs * 8) or 1)))
+def _run_all(paths, write, want_diff, use_runtime, jobs, progress):
+    """Read every file here (cheap), hand only candidate files to the workers; results in path order."""
+    reports = [None] * len(paths)
+    work = []
+    with _progress(len(paths), progress) as bar:
+        for i, path in enumerate(paths):
+            raw, failure = read(path)
+            if failure is not None or CANDIDATE not in raw:
+                reports[i] = failure or FileReport(path)
+                bar.update(1)
+            else:
+                work.append((i, (path, write, want_diff, use_runtime, raw)))
+        if jobs == 1 or len(work) < 2:
+            done = map(_process, (args for _, args in work))
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(max_workers=min(jobs, len(work)))
+            done = pool.map(_process, (args for _, args in work))
+        try:
+            for (i, _), rep in zip(work, done):
+                reports[i] = rep
+                bar.update(1)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    return reports
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        pass
+
+
+def _progress(total, enabled):
+    if not enabled:
+        return _NoBar()
+    return click.progressbar(length=total, label="tf-grl-migrate", file=sys.stderr)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,7 +101,8 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
         raise click.UsageError(f"no such file or directory: {missing[0]}")
     files = discover(paths, exclude, extend_exclude)
     want_diff = fmt == "text" and not write and not check
-    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1)
+    progress = not quiet and fmt == "text" and len(files) >= PROGRESS_MIN_FILES and sys.stderr.isatty()
+    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1, progress)
     _emit(reports, write and not check, check, fmt, quiet)
     sys.exit(report.exit_status(reports, check))
 

@@ -14,14 +14,19 @@ from pathlib import Path
 
 import libcst as cst
 
+from . import notebooks
 from .codemod import SafetyError, migrate_code
 from .report import Diagnostic, FileReport
+
+CANDIDATE = b"gradient_override_map"  # a file without these bytes cannot hold an override
+SUFFIXES = (".py", ".ipynb")
 
 DEFAULT_EXCLUDES = r"/(\.git|\.hg|\.svn|\.venv|venv|\.tox|\.nox|\.eggs|build|dist|__pycache__|site-packages|node_modules)/"
 
 
 def discover(paths, exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:
-    """Files to process, sorted. Directories are walked for ``.py``; named files are always kept."""
+    """Files to process, sorted. Directories are walked for ``.py`` and ``.ipynb``; named files are
+    always kept."""
     pattern = re.compile(exclude if exclude is not None else DEFAULT_EXCLUDES)
     extra = re.compile(extend_exclude) if extend_exclude else None
     found: set[str] = set()
@@ -33,7 +38,7 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
                 rel_root = "/" if rel == "." else f"/{rel}/"
                 dirs[:] = sorted(d for d in dirs if not _excluded(f"{rel_root}{d}/", pattern, extra))
                 for name in files:
-                    if name.endswith(".py") and not _excluded(f"{rel_root}{name}", pattern, extra):
+                    if name.endswith(SUFFIXES) and not _excluded(f"{rel_root}{name}", pattern, extra):
                         found.add(os.path.join(root, name))
         else:
             found.add(str(path))
@@ -89,26 +94,77 @@ def migrate_text(path: str, text: str, use_runtime: bool = False) -> tuple[str, 
     return result.code, report
 
 
-def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False) -> FileReport:
+def read(path: str):
+    """(raw bytes, None) or (None, a failure report)."""
     try:
-        raw = Path(path).read_bytes()
+        return Path(path).read_bytes(), None
     except OSError as exc:
-        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
+        return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
+
+
+def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
+                 raw: bytes | None = None) -> FileReport:
+    if raw is None:
+        raw, failure = read(path)
+        if failure:
+            return failure
+    if CANDIDATE not in raw:
+        return FileReport(path)
+    if path.endswith(".ipynb"):
+        return _process_notebook(path, raw, write, want_diff, use_runtime)
     try:
         source = decode(raw)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
     new_text, report = migrate_text(path, source.text, use_runtime)
-    if not report.changed:
+    if report.changed:
+        if want_diff:
+            report.diff = unified_diff(path, source.text, new_text)
+        if write:
+            _write(report, path, new_text.encode(source.encoding), raw)
+    return report
+
+
+def _write(report: FileReport, path: str, data: bytes, raw: bytes) -> None:
+    try:
+        write_atomic(path, data, expected=raw)
+        report.written = True
+    except (OSError, UnicodeEncodeError, FileChangedError) as exc:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+
+
+def _process_notebook(path, raw, write, want_diff, use_runtime) -> FileReport:
+    report = FileReport(path)
+    try:
+        text = raw.decode("utf-8")
+        nb = notebooks.load(text)
+    except (UnicodeDecodeError, notebooks.NotebookError) as exc:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot read notebook: {exc}"))
         return report
+    glued, indices, skipped = notebooks.glue(nb)
+    report.diagnostics.extend(skipped)
+    if not indices:
+        return report
+    new_glued, inner = migrate_text(path, glued, use_runtime)
+    for d in inner.diagnostics:
+        cell, line = notebooks.cell_of_line(glued, indices, d.line)
+        report.diagnostics.append(Diagnostic(line, d.col, d.code, d.message, cell=cell))
+    if not inner.changed or inner.failed:
+        return report
+    try:
+        changed = notebooks.split(nb, new_glued, indices)
+        before = {i: notebooks.cell_source(nb["cells"][i]) for i in changed}
+        for index, source in changed.items():
+            notebooks.set_source(nb["cells"][index], source)
+        data = notebooks.dumps(nb, text).encode("utf-8")
+    except notebooks.NotebookError as exc:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL906", str(exc)))
+        return report
+    report.changed = bool(changed)
     if want_diff:
-        report.diff = unified_diff(path, source.text, new_text)
-    if write:
-        try:
-            write_atomic(path, new_text.encode(source.encoding), expected=raw)
-            report.written = True
-        except (OSError, UnicodeEncodeError, FileChangedError) as exc:
-            report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+        report.diff = "".join(unified_diff(f"{path}:cell {i + 1}", before[i], changed[i]) for i in sorted(changed))
+    if write and changed:
+        _write(report, path, data, raw)
     return report
 
 

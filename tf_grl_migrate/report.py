@@ -19,11 +19,13 @@ CODES = {
     "GRL109": "override target is a built-in gradient other than Identity",
     "GRL110": "another use of the same registration could not be migrated",
     "GRL111": "gradient_override_map used outside a with statement",
+    "GRL112": "notebook cell with IPython magics or a syntax error holds an override",
     "GRL901": "cannot read or decode file",
     "GRL902": "cannot parse file",
     "GRL903": "internal error while transforming file",
     "GRL904": "rewrite failed the safety check",
     "GRL905": "cannot write file",
+    "GRL906": "notebook cannot be written back exactly",
 }
 
 EXIT_OK = 0

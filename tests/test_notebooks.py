@@ -1,0 +1,102 @@
+"""Notebooks: cells migrated together, magics and broken cells left alone, JSON kept byte for byte."""
+
+import json
+
+import nbformat
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tf_grl_migrate.cli import main
+
+REGISTER = '@tf.RegisterGradient("FlipNb")\ndef _flip(op, grad):\n    return [-grad * 0.5]'
+USE = ('def flip(x):\n    with tf.get_default_graph().gradient_override_map({"Identity": "FlipNb"}):\n'
+       '        return tf.identity(x)')
+BROKEN = 'print "py2"\nwith g.gradient_override_map({"Identity": "X"}):\n    y = tf.identity(x)'
+
+
+def _notebook(path, cells):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    nb.cells = cells
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture
+def notebook(tmp_path):
+    return _notebook(tmp_path / "dann.ipynb", [
+        nbformat.v4.new_code_cell("import tensorflow as tf"),
+        nbformat.v4.new_code_cell(REGISTER, outputs=[nbformat.v4.new_output("stream", text="ok\n")],
+                                  execution_count=2),
+        nbformat.v4.new_markdown_cell("# Überblick: the flip is used *below*"),
+        nbformat.v4.new_code_cell("%matplotlib inline"),
+        nbformat.v4.new_code_cell(USE),
+        nbformat.v4.new_code_cell(BROKEN),
+    ])
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cells_are_migrated_together_and_the_rest_is_kept(notebook):
+    before = json.loads(notebook.read_text())
+    result = run(notebook, "--write")
+    assert result.exit_code == 0, result.output
+    after = json.loads(notebook.read_text())
+    changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+    assert changed == [1, 4]
+    for i in changed:  # only the source changed, outputs and metadata kept
+        assert {k: v for k, v in before["cells"][i].items() if k != "source"} == \
+               {k: v for k, v in after["cells"][i].items() if k != "source"}
+    assert "@tf.custom_gradient" in "".join(after["cells"][1]["source"])
+    assert "return _flip(x)" in "".join(after["cells"][4]["source"])
+    assert after["metadata"] == before["metadata"]
+    # byte for byte: the file equals the original JSON with just those two sources replaced
+    for i in changed:
+        before["cells"][i]["source"] = after["cells"][i]["source"]
+    assert notebook.read_text() == json.dumps(before, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    assert run(notebook, "--check").exit_code == 1  # the broken cell still holds an override
+    assert "cell 6:1:1: GRL112" in run(notebook, "--check").stderr
+
+
+def test_migrated_notebook_reverses_gradients(notebook):
+    tf = pytest.importorskip("tensorflow")
+    run(notebook, "--write")
+    nb = json.loads(notebook.read_text())
+    ns = {}
+    for cell in nb["cells"][:5]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and not source.startswith("%"):
+            exec(source, ns)
+    x = tf.constant([1.0, -2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = ns["flip"](x)
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [-0.5, -0.5])
+
+
+def test_dry_run_shows_changed_cells(notebook):
+    result = run(notebook)
+    assert f"+++ b/{notebook}:cell 2" in result.stdout and f"+++ b/{notebook}:cell 5" in result.stdout
+    assert ":cell 1" not in result.stdout
+
+
+def test_refusal_is_reported_with_cell_line_col(tmp_path):
+    path = _notebook(tmp_path / "enc.ipynb", [
+        nbformat.v4.new_code_cell("import tensorflow as tf"),
+        nbformat.v4.new_code_cell('x = 1\nwith tf.get_default_graph().gradient_override_map({"Identity": "F"}):\n'
+                                  '    h = encoder(x)'),
+    ])
+    result = run(path, "--check")
+    assert result.exit_code == 1
+    assert f"{path}:cell 2:2:1: GRL10" in result.stderr
+
+
+def test_invalid_json_is_a_reported_failure(tmp_path):
+    path = tmp_path / "bad.ipynb"
+    path.write_text('{"cells": [ gradient_override_map')
+    result = run(tmp_path)
+    assert result.exit_code == 123
+    assert "GRL901" in result.stderr
