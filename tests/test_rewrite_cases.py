@@ -56,3 +56,12 @@ def test_refused_site_is_left_unchanged_with_a_coded_diagnostic(case):
     got = [f"{d.line}:{d.col}: {d.code}" for d in result.diagnostics]
     assert got == (case / "expected.txt").read_text().split("\n")[:-1]
     assert all(len(d.message) > 40 for d in result.diagnostics)  # says what to do by hand
+
+
+@pytest.mark.parametrize("path", [*(c / "before.py" for c in REFUSALS), *NOOPS], ids=lambda p: p.parent.name + "/" + p.name)
+def test_cheap_screen_agrees_with_the_full_analysis(path):
+    """The ast screen that spares libcst only answers where the full analysis gives the same result."""
+    from tf_grl_migrate.codemod import _transform
+
+    source = _read(path)
+    assert _transform(source) == _transform(source, screen=False)

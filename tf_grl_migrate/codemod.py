@@ -24,10 +24,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from . import ops
+from . import ops, precheck
 from .report import Diagnostic
-
-PRECHECK = re.compile(r"gradient_override_map")
 
 
 class SafetyError(Exception):
@@ -379,8 +377,7 @@ class Planner:
             op_name = element.key.evaluated_value
             op = ops.OP_TYPES.get(op_name)
             if op is None:
-                return ("GRL104", f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
-                                  "@tf.custom_gradient function (TF2 ignores gradient_override_map)")
+                return ("GRL104", precheck.unknown_op_message(op_name))
             target = self.match_target(element.value)
             if isinstance(target, tuple):
                 return target
@@ -986,9 +983,12 @@ def _is_dann_builder(cls: cst.ClassDef, plan: Plan) -> bool:
     return len(flips) == 1
 
 
-def _transform(code: str, use_runtime: bool = False) -> Result:
-    if not PRECHECK.search(code):
+def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Result:
+    if not precheck.may_hold_override(code):
         return Result(code, [])
+    screened = precheck.screen(code) if screen else None
+    if screened is not None:
+        return Result(code, screened)
     module = cst.parse_module(code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     planner = Planner(wrapper)
@@ -1021,13 +1021,13 @@ def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
 
 
-def migrate_code(code: str, use_runtime: bool = False) -> Result:
+def migrate_code(code: str, use_runtime: bool = False, screen: bool = True) -> Result:
     """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
     :class:`SafetyError` if the rewrite would not parse or would not be stable.
 
     ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
     and a module that only holds the DANN builder becomes a re-export of the shim."""
-    result = _transform(code, use_runtime)
+    result = _transform(code, use_runtime, screen)
     if result.code != code:
         try:
             again = _transform(result.code, use_runtime)

@@ -12,13 +12,10 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
-
-from . import notebooks
-from .codemod import SafetyError, migrate_code
+from . import notebooks, precheck
 from .report import Diagnostic, FileReport
 
-CANDIDATE = b"gradient_override_map"  # a file without these bytes cannot hold an override
+CANDIDATE = precheck.MARKER.encode()  # a file without these bytes cannot hold an override
 SUFFIXES = (".py", ".ipynb")
 
 DEFAULT_EXCLUDES = r"/(\.git|\.hg|\.svn|\.venv|venv|\.tox|\.nox|\.eggs|build|dist|__pycache__|site-packages|node_modules)/"
@@ -31,17 +28,16 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
     extra = re.compile(extend_exclude) if extend_exclude else None
     found: set[str] = set()
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                rel = Path(root).relative_to(path).as_posix()
-                rel_root = "/" if rel == "." else f"/{rel}/"
+        if os.path.isdir(raw):
+            top = os.path.join(raw, "")
+            for root, dirs, files in os.walk(top):
+                rel_root = "/" + os.path.join(root[len(top):], "").lstrip("/")  # "/" or "/a/b/"
                 dirs[:] = sorted(d for d in dirs if not _excluded(f"{rel_root}{d}/", pattern, extra))
                 for name in files:
                     if name.endswith(SUFFIXES) and not _excluded(f"{rel_root}{name}", pattern, extra):
                         found.add(os.path.join(root, name))
         else:
-            found.add(str(path))
+            found.add(str(raw))
     return sorted(found)
 
 
@@ -72,8 +68,16 @@ def unified_diff(path: str, before: str, after: str) -> str:
 def migrate_text(path: str, text: str, use_runtime: bool = False) -> tuple[str, FileReport]:
     """Migrate one module's text; never raises: failures become 9xx diagnostics."""
     report = FileReport(path)
+    screened = precheck.screen(text)
+    if screened is not None:  # decided without libcst (imported only for files that need it)
+        report.diagnostics.extend(screened)
+        return text, report
+    import libcst as cst
+
+    from .codemod import SafetyError, migrate_code
+
     try:
-        result = migrate_code(text, use_runtime)
+        result = migrate_code(text, use_runtime, screen=False)  # screened just above
     except cst.ParserSyntaxError as exc:
         report.diagnostics.append(
             Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
@@ -97,7 +101,8 @@ def migrate_text(path: str, text: str, use_runtime: bool = False) -> tuple[str, 
 def read(path: str):
     """(raw bytes, None) or (None, a failure report)."""
     try:
-        return Path(path).read_bytes(), None
+        with open(path, "rb") as handle:
+            return handle.read(), None
     except OSError as exc:
         return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
 
