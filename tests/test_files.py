@@ -78,3 +78,17 @@ def test_undecodable_file_is_a_failure(tmp_path):
     report = process_file(str(path), write=True)
     assert report.failed and report.diagnostics[0].code in {"GRL901", "GRL902"}
     assert path.read_bytes() == b"\x00\xff\xfe gradient_override_map \xff"
+
+
+def test_interrupt_during_write_leaves_the_original_and_no_temp_file(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_text(BEFORE)
+
+    def interrupted(fd):
+        raise KeyboardInterrupt  # Ctrl-C after the temporary file was written, before the rename
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(str(path), AFTER.encode(), expected=BEFORE.encode())
+    assert path.read_text() == BEFORE
+    assert os.listdir(tmp_path) == ["m.py"]
