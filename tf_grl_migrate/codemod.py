@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import (
     Assignment,
     ImportAssignment,
@@ -515,7 +513,25 @@ class Rewriter(cst.CSTTransformer):
         stmts[0] = self._relead(stmts[0], (*lines, *stmts[0].leading_lines))
         return cst.FlattenSentinel(stmts)
 
+    def leave_Import(self, original, updated):
+        return self._drop_aliases(original, updated)
+
+    def leave_ImportFrom(self, original, updated):
+        return self._drop_aliases(original, updated)
+
+    def _drop_aliases(self, original, updated):
+        dead = self.plan.dead_imports.get(original)
+        if not dead or isinstance(updated.names, cst.ImportStar):
+            return updated
+        kept = [a for a in updated.names if _bound_name(a) not in dead]
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=kept)
+
     def leave_SimpleStatementLine(self, original, updated):
+        if not updated.body:  # every import name on the line was dropped
+            return self._marker(updated)
         if original in self.plan.removed_stmts:
             return self._marker(updated)
         replacement = self.plan.replace_stmts.get(original)
@@ -570,9 +586,13 @@ class Rewriter(cst.CSTTransformer):
         return updated.with_changes(body=body)
 
     def leave_Module(self, original, updated):
-        if not any(id(s) in self.markers for s in updated.body):
-            return updated
-        return updated.with_changes(body=self._fix_block(list(updated.body)))
+        body = list(updated.body)
+        if self.plan.new_imports:
+            at = _import_insertion_point(body, self.markers)
+            body[at:at] = [cst.parse_statement(line + "\n") for line in self.plan.new_imports]
+        if not any(id(s) in self.markers for s in body):
+            return updated.with_changes(body=body)
+        return updated.with_changes(body=self._fix_block(body))
 
 
 @dataclass
@@ -581,6 +601,8 @@ class Plan:
     calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
     runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
     removed_defs: set = field(default_factory=set)
+    new_imports: list = field(default_factory=list)  # import lines the rewrite needs
+    dead_imports: dict = field(default_factory=dict)  # Import/ImportFrom -> names it should no longer bind
     live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
     defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
     with_items: dict = field(default_factory=dict)  # With -> set of items to remove
@@ -592,6 +614,29 @@ class Plan:
 
     def remove(self, node) -> None:
         self.removed[id(node)] = node
+
+
+def _is_import_line(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+
+
+def _import_insertion_point(body, markers) -> int:
+    """After the module's leading imports (docstring first; removed statements are transparent)."""
+    at = 1 if body and _is_docstring(body[0]) else 0
+    for index, stmt in enumerate(body):
+        if index < at or id(stmt) in markers:
+            continue
+        if not _is_import_line(stmt):
+            break
+        at = index + 1
+    return at
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None:
+        return alias.asname.name.value
+    return _code(alias.name).split(".")[0]
 
 
 def _renamer(name: str):
@@ -638,11 +683,10 @@ def _fresh(base: str, used: set) -> str:
 class _Builder:
     """Builds the Plan for the sites the Planner accepted."""
 
-    def __init__(self, planner: Planner, sites: list[Site], context: CodemodContext, use_runtime: bool = False):
+    def __init__(self, planner: Planner, sites: list[Site], use_runtime: bool = False):
         self.use_runtime = use_runtime
         self.p = planner
         self.sites = sites
-        self.context = context
         self.plan = Plan()
         self.taken = set(planner.module_names)
         self._tf = None
@@ -664,8 +708,9 @@ class _Builder:
                             name = _code(alias.name)
                             if ops.canonical(name + ".") == "tensorflow.":  # also tensorflow.compat.v1
                                 return alias.asname.name.value if alias.asname else name
-        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
-        return "tf"
+        alias = _fresh("tf", self.taken)  # `tf` may name something else in this module
+        self.plan.new_imports.append(f"import tensorflow as {alias}")
+        return alias
 
     def build(self) -> Plan:
         calls_by_reg: dict[Registration, list] = {}
@@ -767,7 +812,8 @@ class _Builder:
         else:  # "call" form (a factory's scale is never visible outside it)
             self.plan.removed_stmts.add(reg.stmt)
             self.plan.remove(reg.stmt)
-        AddImportsVisitor.add_needed_import(self.context, "tf_grl_migrate")
+        if "import tf_grl_migrate" not in self.plan.new_imports:
+            self.plan.new_imports.append("import tf_grl_migrate")
 
         def to_flip(updated: cst.Call) -> cst.Call:
             arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -881,13 +927,13 @@ class _Builder:
     def remove_dead_code(self):
         """Remove assignments whose every use was removed (graph lookups, name building, counters
         that only served the override), transitively, then the imports only they used."""
-        changed = True
+        changed, imports = True, set()
         while changed:
             changed = False
             for name in [name for root in list(self.plan.removed.values()) for name in _names_in(root)]:
                 for ref in self.p.referents(name):
                     if isinstance(ref, ImportAssignment):
-                        self.schedule_import_removal(ref)
+                        imports.add(ref)
                         continue
                     bindings = list(ref.scope.assignments[ref.name])
                     found = [self.p.simple_assign_value(b) for b in bindings]
@@ -898,18 +944,16 @@ class _Builder:
                             self.plan.removed_stmts.add(stmt)
                             self.plan.remove(stmt)
                         changed = True
+        self.remove_dead_imports(imports)
 
-    def schedule_import_removal(self, ref: ImportAssignment):
-        node = ref.node
-        for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
-            bound = alias.evaluated_alias or alias.evaluated_name
-            if isinstance(node, cst.Import):
-                if bound == ref.name or (alias.asname is None and alias.evaluated_name.split(".")[0] == ref.name):
-                    RemoveImportsVisitor.remove_unused_import(self.context, alias.evaluated_name,
-                                                              asname=alias.evaluated_alias)
-            elif bound == ref.name and node.module is not None and not node.relative:
-                RemoveImportsVisitor.remove_unused_import(self.context, _code(node.module), alias.evaluated_name,
-                                                          alias.evaluated_alias)
+    def remove_dead_imports(self, candidates):
+        """Drop import names whose every use was removed, unless the rewrite itself uses them (the
+        TensorFlow alias of @tf.custom_gradient). Decided here, from the original module's scope
+        analysis, instead of running libcst's RemoveImportsVisitor (a second full analysis)."""
+        for ref in candidates:
+            if ref.name == self._tf or not all(self.is_dead(access.node) for access in ref.references):
+                continue
+            self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
 
 
 def _reexport_builder(module: cst.Module, plan: Plan):
@@ -996,15 +1040,12 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Res
     diagnostics = sorted(planner.diagnostics)
     if not sites:
         return Result(code, diagnostics)
-    context = CodemodContext()
-    plan = _Builder(planner, sites, context, use_runtime).build()
+    plan = _Builder(planner, sites, use_runtime).build()
     if use_runtime:
         reexport = _reexport_builder(wrapper.module, plan)
         if reexport is not None:
             return Result(reexport.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan))
-    new_module = AddImportsVisitor(context).transform_module(new_module)
-    new_module = RemoveImportsVisitor(context).transform_module(new_module)
     new_module = _keep_module_start(module, new_module)
     return Result(new_module.code, diagnostics)
 

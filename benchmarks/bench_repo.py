@@ -1,0 +1,93 @@
+"""Whole-repository speed: tf-grl-migrate --check vs a read+regex floor vs tf_upgrade_v2, one run.
+
+The corpus is the installed tensorflow and keras packages' Python sources (several thousand
+files) plus the legacy cases of tests/cases/rewrite injected into it. Each command runs as a
+subprocess (interpreter start-up included for all); ours and the floor are interleaved over
+several rounds and the medians compared. tf_upgrade_v2 runs once, with a time limit.
+
+    python benchmarks/bench_repo.py [--rounds 5] [--upgrader-timeout 900]
+"""
+
+import argparse
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLOOR = """
+import os, re, sys
+pattern = re.compile(rb"gradient_override_map")
+hits = 0
+for top in sys.argv[1:]:
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), "rb") as handle:
+                    hits += bool(pattern.search(handle.read()))
+print(hits)
+"""
+
+
+def build_corpus(dest: pathlib.Path) -> int:
+    import importlib.util
+
+    for package in ("tensorflow", "keras"):
+        src = pathlib.Path(importlib.util.find_spec(package).origin).parent
+        shutil.copytree(src, dest / package, ignore=shutil.ignore_patterns("*.so*", "*.pyc", "__pycache__", "*.h",
+                                                                             "*.a", "include"))
+    for i, case in enumerate(sorted((ROOT / "tests" / "cases" / "rewrite").iterdir())):
+        target = dest / "legacy" / f"pkg{i % 5}"
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(case / "before.py", target / f"{case.name}.py")
+    return sum(1 for _ in dest.rglob("*.py"))
+
+
+def timed(cmd, timeout=None):
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return time.perf_counter() - start, proc
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--upgrader-timeout", type=int, default=900)
+    args = parser.parse_args()
+    bindir = pathlib.Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = pathlib.Path(tmp) / "corpus"
+        files = build_corpus(tree)
+        ours_cmd = [str(bindir / "tf-grl-migrate"), "--check", "-q", str(tree)]
+        floor_cmd = [sys.executable, "-c", FLOOR, str(tree)]
+        ours, floor = [], []
+        for _ in range(args.rounds):
+            t, proc = timed(ours_cmd)
+            assert proc.returncode == 1, proc.stderr[-2000:]  # the injected legacy files would change
+            ours.append(t)
+            floor.append(timed(floor_cmd)[0])
+        ours_m, floor_m = statistics.median(ours), statistics.median(floor)
+        print(f"corpus: {files} .py files (tensorflow + keras sources + injected legacy files)")
+        print(f"tf-grl-migrate --check   median {ours_m:7.2f} s")
+        print(f"floor (read + 1 regex)   median {floor_m:7.2f} s")
+        print(f"ratio ours / floor       {ours_m / floor_m:7.2f}  (target <= 1.5)")
+        upgrader = bindir / "tf_upgrade_v2"
+        out = pathlib.Path(tmp) / "upgraded"
+        cmd = [str(upgrader), "--intree", str(tree), "--outtree", str(out), "--reportfile",
+               str(pathlib.Path(tmp) / "report.txt")]
+        try:
+            t, proc = timed(cmd, timeout=args.upgrader_timeout)
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
+            status = "completed" if proc.returncode == 0 else f"aborted (exit {proc.returncode}): {tail[0][:160]}"
+            print(f"tf_upgrade_v2 --intree   {t:7.2f} s, {status}")
+            print(f"ratio tf_upgrade_v2 / ours {t / ours_m:7.1f}x  (target >= 20)")
+        except subprocess.TimeoutExpired:
+            print(f"tf_upgrade_v2 --intree   did not finish in {args.upgrader_timeout} s "
+                  f"(ratio >= {args.upgrader_timeout / ours_m:.0f}x)")
+
+
+if __name__ == "__main__":
+    main()
