@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 
 import click
 
@@ -39,6 +38,8 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, progress):
             done = map(_process, (args for _, args in work))
             pool = None
         else:
+            from concurrent.futures import ProcessPoolExecutor  # only runs with several candidates pay for it
+
             pool = ProcessPoolExecutor(max_workers=min(jobs, len(work)))
             done = pool.map(_process, (args for _, args in work))
         try:
