@@ -92,3 +92,16 @@ def test_interrupt_during_write_leaves_the_original_and_no_temp_file(tmp_path, m
         write_atomic(str(path), AFTER.encode(), expected=BEFORE.encode())
     assert path.read_text() == BEFORE
     assert os.listdir(tmp_path) == ["m.py"]
+
+
+def test_tab_indentation_is_kept(tmp_path):
+    out = _roundtrip(tmp_path, BEFORE.replace("    ", "\t").encode())
+    assert out == AFTER.replace("    ", "\t").encode()
+
+
+def test_mixed_line_endings_outside_the_rewrite_are_kept(tmp_path):
+    lines = BEFORE.splitlines(keepends=True)
+    lines[-1] = lines[-1].replace("\n", "\r\n")  # the last line (untouched by the rewrite) ends in CRLF
+    out = _roundtrip(tmp_path, "".join(lines).encode())
+    assert out.endswith(b"flip_gradient = FlipGradientBuilder()\r\n")
+    assert out.count(b"\r\n") == 1
