@@ -106,20 +106,6 @@ def _is_map_call(node) -> bool:
     )
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self):
-        self.nodes: list[cst.Name] = []
-
-    def visit_Name(self, node):
-        self.nodes.append(node)
-
-
-def _names_in(node) -> list[cst.Name]:
-    v = _Names()
-    node.visit(v)
-    return v.nodes
-
-
 class _BodyScan(cst.CSTVisitor):
     """Every call, operator and nested definition inside an override block."""
 
@@ -326,7 +312,7 @@ class Planner:
                     return
                 reg.op_refs[sub] = (kind, index)
                 reg.uses_output |= kind == "out"
-        reg.body_names = {n.value for n in _names_in(fdef.body)} | {fdef.name.value, plain[1].name.value}
+        reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
 
     def gather_sites(self):
         in_with = {id(item.item) for _, item in self.collector.withs}
@@ -930,7 +916,7 @@ class _Builder:
         changed, imports = True, set()
         while changed:
             changed = False
-            for name in [name for root in list(self.plan.removed.values()) for name in _names_in(root)]:
+            for name in [name for root in list(self.plan.removed.values()) for name in _load_names(root)]:
                 for ref in self.p.referents(name):
                     if isinstance(ref, ImportAssignment):
                         imports.add(ref)
