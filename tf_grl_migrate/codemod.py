@@ -16,9 +16,7 @@ from libcst.metadata import (
     Assignment,
     ImportAssignment,
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -58,8 +56,6 @@ class Registration:
 class Site:
     with_node: cst.With
     item: cst.WithItem
-    line: int
-    col: int
     entries: list = field(default_factory=list)  # (OpType, Registration | "builtin")
     calls: list = field(default_factory=list)  # (Call, OpType)
     refusal: tuple[str, str] | None = None
@@ -76,6 +72,19 @@ class _Collector(cst.CSTVisitor):
         self.defs: list[cst.FunctionDef] = []
         self.exprs: list[cst.SimpleStatementLine] = []
         self.names: set[str] = set()
+        # what libcst's ParentNodeProvider gives, from this one pass (its own pass costs ~20% of a file)
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node):
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node):
+        self._stack.pop()
+        super().on_leave(original_node)
 
     def visit_With(self, node):
         for item in node.items:
@@ -141,27 +150,32 @@ class Planner:
 
     def __init__(self, wrapper: MetadataWrapper):
         self.module = wrapper.module
+        self.wrapper = wrapper
+        # Scope analysis is the one full metadata pass. Qualified names are asked of the scope only
+        # for the few nodes that need them (what QualifiedNameProvider's own pass would do for every
+        # node), and positions are computed only when a diagnostic needs one.
         self.scopes = wrapper.resolve(ScopeProvider)
-        self.qnames = wrapper.resolve(QualifiedNameProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
-        self.positions = wrapper.resolve(PositionProvider)
+        self._positions = None
         self.diagnostics: list[Diagnostic] = []
         collector = _Collector()
         self.module.visit(collector)
         self.collector = collector
+        self.parents = collector.parents
         self.module_names = set(collector.names)
         self.registrations: list[Registration] = []
         self.sites: list[Site] = []
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node) -> set[str]:
-        value = self.qnames.get(node, ())
-        if callable(value):  # QualifiedNameProvider resolves lazily
-            value = value()
-        return {ops.canonical(q.name) for q in value}
+        scope = self.scopes.get(node)
+        if scope is None:
+            return set()
+        return {ops.canonical(q.name) for q in scope.get_qualified_names_for(node)}
 
     def pos(self, node) -> tuple[int, int]:
-        p = self.positions[node].start
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        p = self._positions[node].start
         return p.line, p.column + 1
 
     def referents(self, name: cst.Name):
@@ -324,8 +338,7 @@ class Planner:
                     "gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite "
                     "the affected ops by hand with @tf.custom_gradient"))
         for with_node, item in self.collector.withs:
-            line, col = self.pos(with_node)
-            site = Site(with_node, item, line, col)
+            site = Site(with_node, item)
             self.sites.append(site)
             site.refusal = self.analyze_site(site)
 
@@ -453,7 +466,7 @@ class Planner:
         for site in self.sites:
             if site.refusal:
                 code, message = site.refusal
-                self.diagnostics.append(Diagnostic(site.line, site.col, code, message))
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code, message))
         return [s for s in self.sites if not s.refusal]
 
 
