@@ -1,5 +1,7 @@
 import os
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")  # tests never use a GPU
 
@@ -18,3 +20,10 @@ def pytest_configure(config):
         )
     except RuntimeError:
         pass
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test starts with an empty result cache of its own (never the user's ~/.cache), so no
+    test is answered from what another one computed; subprocesses inherit it."""
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("result-cache")))

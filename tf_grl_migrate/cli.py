@@ -12,7 +12,8 @@ import sys
 import click
 
 from . import __version__, report
-from .files import CANDIDATE, decode, discover, migrate_text, process_file, read
+from .cache import Cache
+from .files import CANDIDATE, NotCached, decode, discover, migrate_text, process_file, read
 from .report import FileReport
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
@@ -22,29 +23,36 @@ def _process(args):
     return process_file(*args)
 
 
-def _run_all(paths, write, want_diff, use_runtime, jobs, progress):
-    """Read every file here (cheap), hand only candidate files to the workers; results in path order."""
+def _run_all(paths, write, want_diff, use_runtime, jobs, progress, cache=None):
+    """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
+    process pool as soon as the first turns up, so the workers import libcst and analyse while
+    reading goes on. Results in path order."""
     reports = [None] * len(paths)
-    work = []
+    work = []  # (index, args) that need libcst
+    pool = None
+    futures = {}
     with _progress(len(paths), progress) as bar:
-        for i, path in enumerate(paths):
-            raw, failure = read(path)
-            if failure is not None or CANDIDATE not in raw:
-                reports[i] = failure or FileReport(path)
-                bar.update(1)
-            else:
-                work.append((i, (path, write, want_diff, use_runtime, raw)))
-        if jobs == 1 or len(work) < 2:
-            done = map(_process, (args for _, args in work))
-            pool = None
-        else:
-            from concurrent.futures import ProcessPoolExecutor  # only runs with several candidates pay for it
-
-            pool = ProcessPoolExecutor(max_workers=min(jobs, len(work)))
-            done = pool.map(_process, (args for _, args in work))
         try:
-            for (i, _), rep in zip(work, done):
-                reports[i] = rep
+            for i, path in enumerate(paths):
+                raw, failure = read(path)
+                if failure is not None or CANDIDATE not in raw:
+                    reports[i] = failure or FileReport(path)
+                    bar.update(1)
+                    continue
+                try:
+                    reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
+                    bar.update(1)
+                    continue
+                except NotCached:
+                    work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
+                if jobs > 1:
+                    if pool is None:
+                        from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
+
+                        pool = ProcessPoolExecutor(max_workers=jobs)
+                    futures[i] = pool.submit(_process, work[-1][1])
+            for i, args in work:
+                reports[i] = futures[i].result() if i in futures else _process(args)
                 bar.update(1)
         finally:
             if pool is not None:
@@ -83,8 +91,10 @@ def _progress(total, enabled):
 @click.option("--extend-exclude", metavar="REGEX", help="More paths to skip, on top of --exclude.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.option("--no-cache", is_flag=True, help="Analyse every file afresh and store nothing (the cache of results "
+                                               "lives in TF_GRL_MIGRATE_CACHE_DIR or ~/.cache/tf-grl-migrate).")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
-def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet):
+def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache):
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
@@ -103,7 +113,9 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     files = discover(paths, exclude, extend_exclude)
     want_diff = fmt == "text" and not write and not check
     progress = not quiet and fmt == "text" and len(files) >= PROGRESS_MIN_FILES and sys.stderr.isatty()
-    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1, progress)
+    cache = None if no_cache else Cache()
+    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1, progress,
+                       cache)
     _emit(reports, write and not check, check, fmt, quiet)
     sys.exit(report.exit_status(reports, check))
 

@@ -3,11 +3,6 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 
 from __future__ import annotations
 
-import ast
-
-from . import ops
-from .report import Diagnostic
-
 MARKER = "gradient_override_map"
 
 
@@ -28,6 +23,11 @@ def screen(code: str):
     whose literal map starts with an op type outside the table (the full analysis decides exactly
     that, first), and None when libcst must decide (or the file does not parse for ``ast``).
     """
+    import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
+
+    from . import ops
+    from .report import Diagnostic
+
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

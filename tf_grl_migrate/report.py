@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
@@ -118,4 +117,6 @@ def to_json(reports: list[FileReport], write: bool) -> str:
         }
         for r in reports
     ]
+    import json
+
     return json.dumps({"files": files, "totals": totals(reports), "write": write}, indent=2)

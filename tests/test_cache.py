@@ -1,0 +1,139 @@
+"""The result cache: a repeated run is answered from it with exactly the fresh result."""
+
+import json
+import pathlib
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from tf_grl_migrate import cache as cache_mod
+from tf_grl_migrate import codemod
+from tf_grl_migrate.cli import main
+
+CASES = pathlib.Path(__file__).parent / "cases"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copy(CASES / "rewrite" / "dann_builder_class" / "before.py", root / "flip_gradient.py")
+    shutil.copy(CASES / "rewrite" / "sign_straight_through" / "before.py", root / "ste.py")
+    shutil.copy(CASES / "refuse" / "opaque_call_in_block" / "before.py", root / "refused.py")
+    shutil.copy(CASES / "noop" / "already_custom_gradient.py", root / "clean.py")
+    return root
+
+
+def entries():
+    root = pathlib.Path(cache_mod.default_dir())
+    return sorted(root.rglob("*.json")) if root.exists() else []
+
+
+def _no_analysis(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("libcst analysis ran although the cache holds the result")
+
+    monkeypatch.setattr(codemod, "migrate_code", boom)
+
+
+@pytest.mark.parametrize("mode", [[], ["--check"], ["--format", "json"], ["--use-runtime"]])
+def test_second_run_is_answered_from_the_cache_with_identical_output(tree, monkeypatch, mode):
+    first = run(tree, "-j", "1", *mode)
+    assert first.exit_code in (0, 1), first.output
+    assert len(entries()) == 3  # the three files that mention gradient_override_map
+    _no_analysis(monkeypatch)
+    second = run(tree, "-j", "1", *mode)
+    assert (second.exit_code, second.stdout, second.stderr) == (first.exit_code, first.stdout, first.stderr)
+
+
+def test_write_from_a_cache_hit_gives_the_same_bytes(tree, tmp_path, monkeypatch):
+    fresh = tmp_path / "fresh"
+    shutil.copytree(tree, fresh)
+    assert run(fresh, "--write", "--no-cache").exit_code == 0
+    assert entries() == []  # --no-cache stores nothing
+    assert run(tree, "--check").exit_code == 1
+    _no_analysis(monkeypatch)
+    assert run(tree, "--write").exit_code == 0
+    for path in fresh.iterdir():
+        assert (tree / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_no_cache_analyses_afresh(tree, monkeypatch):
+    assert run(tree, "-j", "1").exit_code == 0
+    _no_analysis(monkeypatch)
+    result = run(tree, "-j", "1", "--no-cache")
+    assert result.exit_code == 123 and "GRL903" in result.stderr  # it did call the analysis
+
+
+def test_inline_and_runtime_results_are_separate_entries(tree):
+    inline = run(tree / "flip_gradient.py")
+    runtime = run(tree / "flip_gradient.py", "--use-runtime")
+    assert "from tf_grl_migrate import FlipGradientBuilder" in runtime.stdout
+    assert "from tf_grl_migrate import" not in inline.stdout
+    assert run(tree / "flip_gradient.py").stdout == inline.stdout
+    assert len(entries()) == 2
+
+
+def test_internal_errors_are_not_remembered(tree, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("bug")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(codemod, "migrate_code", broken)
+        assert "GRL903" in run(tree / "ste.py").stderr
+    assert entries() == []
+    assert run(tree / "ste.py").exit_code == 0 and len(entries()) == 1
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{not json", b'{"format": 1}', b'[1, 2]',
+                                     b'{"format": 1, "key": "K", "code": 3, "diagnostics": []}'])
+def test_a_corrupt_entry_is_a_miss_and_is_replaced(tree, garbage):
+    expected = run(tree / "ste.py")
+    (entry,) = entries()
+    entry.write_bytes(garbage.replace(b"K", entry.stem.encode()))
+    again = run(tree / "ste.py")
+    assert (again.exit_code, again.stdout) == (expected.exit_code, expected.stdout)
+    assert json.loads(entry.read_text())["key"] == entry.stem
+
+
+def test_an_unusable_cache_directory_only_costs_speed(tree, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(blocker))
+    result = run(tree, "--check")
+    assert result.exit_code == 1 and "GRL9" not in result.stderr
+
+
+def test_fingerprint_covers_libcst_and_the_deciding_modules(monkeypatch):
+    base = cache_mod.fingerprint()
+    assert cache_mod.fingerprint() == base
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_mod, "_libcst_version", lambda: "other")
+        assert cache_mod.fingerprint() != base
+    assert cache_mod.fingerprint() == base
+    monkeypatch.setattr(cache_mod, "DECIDING_MODULES", cache_mod.DECIDING_MODULES[:-1])
+    assert cache_mod.fingerprint() != base
+
+
+def test_a_tree_without_candidates_never_touches_the_cache(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert run(tmp_path, "--check").exit_code == 0
+    assert not pathlib.Path(cache_mod.default_dir()).exists() or entries() == []
+
+
+def test_notebook_results_are_cached_too(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    source = (CASES / "rewrite" / "dann_builder_class" / "before.py").read_text()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source), nbformat.v4.new_markdown_cell("notes")]
+    path = tmp_path / "dann.ipynb"
+    nbformat.write(nb, str(path))
+    first = run(path)
+    assert "cell 1" in first.stdout
+    _no_analysis(monkeypatch)
+    assert run(path).stdout == first.stdout

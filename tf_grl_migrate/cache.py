@@ -1,0 +1,129 @@
+"""A content-addressed cache of migration results, so a repeated run skips libcst's analysis.
+
+An entry maps (the exact text of a module or notebook's glued cells, ``--use-runtime``, and a
+fingerprint of everything that decides the result) to the migrated text and the diagnostics.
+Nothing about the file's path, time stamps or location goes into the key, so a hit is exactly the
+result a fresh analysis would give. The fingerprint covers the tool's own deciding modules (their
+bytes, so an edited checkout misses), libcst's version and the Python version.
+
+Entries are small JSON files written atomically under ``TF_GRL_MIGRATE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/tf-grl-migrate``, else ``~/.cache/tf-grl-migrate``. An unreadable, corrupt or
+unwritable cache is a miss, never an error; ``--no-cache`` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .report import Diagnostic
+
+FORMAT = 1
+# modules whose code decides a result: edit one and every old entry misses
+DECIDING_MODULES = ("codemod.py", "ops.py", "precheck.py", "files.py", "cache.py")
+
+
+def default_dir() -> str:
+    explicit = os.environ.get("TF_GRL_MIGRATE_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tf-grl-migrate")
+
+
+def fingerprint() -> str:
+    import hashlib  # this and the other imports inside functions: a run with no candidate file skips them
+
+    digest = hashlib.sha256(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in DECIDING_MODULES:
+        with open(os.path.join(here, name), "rb") as handle:
+            digest.update(name.encode() + b"\0" + handle.read())
+    digest.update(_libcst_version().encode())
+    return digest.hexdigest()[:20]
+
+
+def _libcst_version() -> str:
+    """libcst's version without importing it (that costs ~0.15 s, which a fully cached run avoids)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or not spec.origin:
+        return "libcst missing"
+    version_file = os.path.join(os.path.dirname(spec.origin), "_version.py")
+    try:
+        with open(version_file, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        stat = os.stat(spec.origin)
+        return f"{spec.origin} {stat.st_mtime_ns} {stat.st_size}"
+
+
+class Cache:
+    """Picklable (a directory and a fingerprint), so process-pool workers store what they compute."""
+
+    def __init__(self, directory: str | None = None):
+        self.root = directory or default_dir()
+        self._directory = None
+
+    @property
+    def directory(self) -> str:
+        """``root/<fingerprint>``; worked out on first use (a run without candidate files never does)."""
+        if self._directory is None:
+            self._directory = os.path.join(self.root, fingerprint())
+        return self._directory
+
+    def key(self, text: str, use_runtime: bool) -> str:
+        import hashlib
+
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
+        digest.update(b"use_runtime" if use_runtime else b"inline")
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key + ".json")
+
+    def get(self, key: str):
+        """``(new_text, diagnostics)`` or None."""
+        import json
+
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                data = json.load(handle)
+            if data["format"] != FORMAT or data["key"] != key:
+                return None
+            diagnostics = [Diagnostic(int(line), int(col), str(code), str(message))
+                           for line, col, code, message in data["diagnostics"]]
+            new_text = data["code"]
+            if new_text is not None and not isinstance(new_text, str):
+                return None
+            return new_text, diagnostics
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, text: str, new_text: str, diagnostics) -> None:
+        import json
+        import tempfile
+
+        data = {
+            "format": FORMAT,
+            "key": key,
+            "code": None if new_text == text else new_text,
+            "diagnostics": [[d.line, d.col, d.code, d.message] for d in diagnostics],
+        }
+        path = self._path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(path))
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(data, handle, ensure_ascii=False)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except (OSError, UnicodeEncodeError):
+            pass  # a read-only or full disk only costs speed
