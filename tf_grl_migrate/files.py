@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import precheck
 from .report import Diagnostic, FileReport
@@ -42,8 +42,7 @@ def _excluded(rel: str, pattern, extra) -> bool:
     return bool(pattern.search(rel) or (extra is not None and extra.search(rel)))
 
 
-@dataclass
-class Source:
+class Source(NamedTuple):
     text: str
     encoding: str
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
 # 9xx: a file the tool could not process (file left unchanged).
@@ -33,8 +33,11 @@ EXIT_USAGE = 2
 EXIT_FAILED = 123
 
 
-@dataclass(frozen=True, order=True)
-class Diagnostic:
+# NamedTuple and a slotted class rather than dataclasses: this module is on every run's start-up
+# path, where the dataclasses import and code generation cost a few percent of a whole-tree run.
+class Diagnostic(NamedTuple):
+    """Immutable, ordered by (line, col, code, message, cell)."""
+
     line: int
     col: int  # 1-based
     code: str
@@ -55,20 +58,36 @@ class Diagnostic:
         return f"{where}{self.line}:{self.col}: {self.code} {self.message}"
 
     def to_json(self) -> dict:
-        data = asdict(self)
+        data = self._asdict()
         data["severity"] = self.severity
         if self.cell is None:
             del data["cell"]
         return data
 
 
-@dataclass
 class FileReport:
-    path: str
-    changed: bool = False
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    diff: str = ""
-    written: bool = False
+    """What happened to one file: changed, its diagnostics, the dry-run diff, whether written."""
+
+    __slots__ = ("path", "changed", "diagnostics", "diff", "written")
+
+    def __init__(self, path: str, changed: bool = False, diagnostics: list[Diagnostic] | None = None,
+                 diff: str = "", written: bool = False):
+        self.path = path
+        self.changed = changed
+        self.diagnostics = [] if diagnostics is None else diagnostics
+        self.diff = diff
+        self.written = written
+
+    def _fields(self):
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other):
+        return type(other) is FileReport and self._fields() == other._fields()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "FileReport(" + ", ".join(f"{n}={v!r}" for n, v in zip(self.__slots__, self._fields())) + ")"
 
     @property
     def failed(self) -> bool:
