@@ -80,6 +80,30 @@ def test_undecodable_file_is_a_failure(tmp_path):
     assert path.read_bytes() == b"\x00\xff\xfe gradient_override_map \xff"
 
 
+OVERRIDE = 'with g.gradient_override_map({"Identity": "F"}):\n    y = tf.identity(x)\n'
+
+
+@pytest.mark.parametrize(
+    "data, where, message",
+    [
+        pytest.param(b"print 'hello'\n" + OVERRIDE.encode(), "1:1",
+                     "Missing parentheses in call to 'print'", id="python2-print"),
+        pytest.param(b"import tensorflow as tf\n<<<<<<< HEAD\n" + OVERRIDE.encode() + b"=======\ny = x\n>>>>>>> b\n",
+                     "2:1", "invalid syntax", id="merge-conflict-markers"),
+        pytest.param(b"x = 1\n" + OVERRIDE.encode() + b"z = b'\x00\x01'\x00\n", "4:7", "a NUL byte",
+                     id="binary-nul-bytes"),
+        pytest.param(b"def f(:\n    " + OVERRIDE.encode(), "1:7", "invalid syntax", id="broken-def"),
+    ],
+)
+def test_unparsable_file_is_reported_where_python_puts_the_error(tmp_path, data, where, message):
+    path = tmp_path / "old.py"
+    path.write_bytes(data)
+    report = process_file(str(path), write=True)
+    (diag,) = report.diagnostics
+    assert diag.code == "GRL902" and f"{diag.line}:{diag.col}" == where and message in diag.message
+    assert path.read_bytes() == data and not report.written
+
+
 def test_interrupt_during_write_leaves_the_original_and_no_temp_file(tmp_path, monkeypatch):
     path = tmp_path / "m.py"
     path.write_text(BEFORE)

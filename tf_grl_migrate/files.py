@@ -106,9 +106,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool) -> tuple[str, FileRep
     try:
         result = migrate_code(text, use_runtime, screen=False)  # screened just above
     except cst.ParserSyntaxError as exc:
-        report.diagnostics.append(
-            Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
-        )
+        report.diagnostics.append(_parse_failure(text, exc))
         return text, report
     except SafetyError as exc:
         report.diagnostics.append(Diagnostic(1, 1, "GRL904", str(exc)))
@@ -123,6 +121,26 @@ def _migrate_text(path: str, text: str, use_runtime: bool) -> tuple[str, FileRep
     report.diagnostics.extend(result.diagnostics)
     report.changed = result.code != text
     return result.code, report
+
+
+def _parse_failure(text: str, exc) -> Diagnostic:
+    """GRL902 where Python's own parser puts the error, with its message ("Missing parentheses in
+    call to 'print'" says more than libcst's token list, and libcst's native parser can point a line
+    or two off). libcst's account only when Python parses the text and libcst does not."""
+    import ast
+
+    if "\0" in text:  # Python's parser names no position for NUL bytes
+        before = text[: text.index("\0")]
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        return Diagnostic(before.count("\n") + 1, col, "GRL902", "cannot parse: a NUL byte (binary data?)")
+    try:
+        ast.parse(text)
+    except SyntaxError as err:
+        if err.lineno:
+            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902", f"cannot parse: {err.msg}")
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
 
 
 def read(path: str):
