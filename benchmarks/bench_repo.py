@@ -35,13 +35,16 @@ print(hits)
 """
 
 
-def build_corpus(dest: pathlib.Path) -> int:
+def build_corpus(dest: pathlib.Path, with_stdlib: bool = False) -> int:
     import importlib.util
+    import sysconfig
 
+    skip = shutil.ignore_patterns("*.so*", "*.pyc", "__pycache__", "*.h", "*.a", "include", "site-packages")
     for package in ("tensorflow", "keras"):
         src = pathlib.Path(importlib.util.find_spec(package).origin).parent
-        shutil.copytree(src, dest / package, ignore=shutil.ignore_patterns("*.so*", "*.pyc", "__pycache__", "*.h",
-                                                                             "*.a", "include"))
+        shutil.copytree(src, dest / package, ignore=skip)
+    if with_stdlib:
+        shutil.copytree(sysconfig.get_paths()["stdlib"], dest / "stdlib", ignore=skip)
     for i, case in enumerate(sorted((ROOT / "tests" / "cases" / "rewrite").iterdir())):
         target = dest / "legacy" / f"pkg{i % 5}"
         target.mkdir(parents=True, exist_ok=True)
@@ -59,17 +62,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--upgrader-timeout", type=int, default=900)
+    parser.add_argument("--with-stdlib", action="store_true", help="add the standard library to the corpus")
     args = parser.parse_args()
     bindir = pathlib.Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
         tree = pathlib.Path(tmp) / "corpus"
-        files = build_corpus(tree)
+        files = build_corpus(tree, args.with_stdlib)
         ours_cmd = [str(bindir / "tf-grl-migrate"), "--check", "-q", str(tree)]
         cold_cmd = [*ours_cmd, "--no-cache"]  # every candidate file analysed by libcst
         floor_cmd = [sys.executable, "-c", FLOOR, str(tree)]
         # the same tree without the injected legacy files: what the tool costs where nothing is to do
         clean_cmd = [*cold_cmd, "--extend-exclude", "/legacy/"]
-        clean_floor_cmd = [sys.executable, "-c", FLOOR, str(tree / "tensorflow"), str(tree / "keras")]
+        clean_floor_cmd = [sys.executable, "-c", FLOOR, *sorted(str(p) for p in tree.iterdir() if p.name != "legacy")]
         env = dict(os.environ, TF_GRL_MIGRATE_CACHE_DIR=str(pathlib.Path(tmp) / "cache"))
         assert timed(ours_cmd, env=env)[1].returncode == 1  # primes the result cache for the warm runs
         runs = {"cold": [], "warm": [], "floor": [], "clean": [], "floor_clean": []}
@@ -83,14 +87,15 @@ def main():
         med = {k: statistics.median(v) for k, v in runs.items()}
         ours_m = med["cold"]
         legacy = sum(1 for _ in (tree / "legacy").rglob("*.py"))
-        print(f"corpus: {files} .py files (tensorflow + keras sources + {legacy} injected legacy files); "
+        what = "tensorflow + keras" + (" + stdlib" if args.with_stdlib else "")
+        print(f"corpus: {files} .py files ({what} sources + {legacy} injected legacy files); "
               f"medians of {args.rounds} rounds, start-up included")
-        print(f"floor (read every file + 1 regex)        {med['floor']:6.2f} s")
-        print(f"tf-grl-migrate --check, cache warm       {med['warm']:6.2f} s  ratio {med['warm'] / med['floor']:5.2f}"
+        print(f"floor (read every file + 1 regex)        {med['floor']:6.3f} s")
+        print(f"tf-grl-migrate --check, cache warm       {med['warm']:6.3f} s  ratio {med['warm'] / med['floor']:5.2f}"
               "  (target <= 1.5)")
-        print(f"tf-grl-migrate --check --no-cache (cold) {med['cold']:6.2f} s  ratio {med['cold'] / med['floor']:5.2f}"
+        print(f"tf-grl-migrate --check --no-cache (cold) {med['cold']:6.3f} s  ratio {med['cold'] / med['floor']:5.2f}"
               "  (target <= 1.5)")
-        print(f"without the legacy files, --no-cache     {med['clean']:6.2f} s  vs floor {med['floor_clean']:6.2f} s, "
+        print(f"without the legacy files, --no-cache     {med['clean']:6.3f} s  vs floor {med['floor_clean']:6.3f} s, "
               f"ratio {med['clean'] / med['floor_clean']:5.2f}")
         upgrader = bindir / "tf_upgrade_v2"
         out = pathlib.Path(tmp) / "upgraded"
