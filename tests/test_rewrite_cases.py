@@ -65,3 +65,34 @@ def test_cheap_screen_agrees_with_the_full_analysis(path):
 
     source = _read(path)
     assert _transform(source) == _transform(source, screen=False)
+
+
+_BLOCK = 'with g.gradient_override_map({"Identity": "Id"}):\n    y = tf.identity(x)\n'
+_HEAD = 'import tensorflow as tf\ng = tf.get_default_graph()\n\n'
+SCREEN_SHAPES = {
+    "docstring-only": _HEAD + '"""Example:\n\n    ' + _BLOCK.replace("\n", "\n    ") + '"""\n',
+    "comment-only": _HEAD + "# " + _BLOCK.replace("\n", "\n# ") + "\n",
+    "dead-if-0": _HEAD + "if 0:\n    " + _BLOCK.replace("\n", "\n    ").rstrip() + "\n",
+    "after-return": _HEAD + "def f(x):\n    return x\n    " + _BLOCK.replace("\n", "\n    ").rstrip() + "\n",
+    "lambda-default": _HEAD + "h = lambda m=g.gradient_override_map({'Identity': 'Id'}): m\n",
+    "f-string": _HEAD + "s = f\"{g.gradient_override_map({'Foo': 'Id'})}\"\n",
+    "module-level-return": _HEAD + "return\n" + _BLOCK,  # compiles for ast, not for the compiler
+    "unknown-op": _HEAD + _BLOCK.replace('"Identity"', '"IdentityN"'),
+}
+
+
+@pytest.mark.parametrize("source", SCREEN_SHAPES.values(), ids=SCREEN_SHAPES.keys())
+def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source):
+    from tf_grl_migrate.codemod import _transform
+
+    assert _transform(source) == _transform(source, screen=False)
+
+
+def test_bytecode_screen_answers_only_for_mentions_outside_code():
+    from tf_grl_migrate import precheck
+
+    assert precheck._names_nowhere(SCREEN_SHAPES["docstring-only"])
+    assert precheck._names_nowhere(SCREEN_SHAPES["comment-only"])
+    for name in ("dead-if-0", "after-return", "lambda-default", "f-string", "unknown-op"):
+        assert not precheck._names_nowhere(SCREEN_SHAPES[name]), name
+    assert not precheck._names_nowhere(SCREEN_SHAPES["module-level-return"])  # does not compile: ast decides

@@ -28,16 +28,20 @@ def screen(code: str):
     from . import ops
     from .report import Diagnostic
 
+    if _names_nowhere(code):
+        return []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr == "gradient_override_map"]
+    calls, items = [], {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
+            calls.append(n)
+        elif isinstance(n, ast.With):
+            items.update((id(item.context_expr), (n, item)) for item in n.items)
     if not calls:
         return []
-    items = {id(item.context_expr): (node, item) for node in ast.walk(tree) if isinstance(node, ast.With)
-             for item in node.items}
     diagnostics = []
     for call in calls:
         with_node, item = items.get(id(call), (None, None))
@@ -51,3 +55,40 @@ def screen(code: str):
             return None
         diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", unknown_op_message(first)))
     return sorted(set(diagnostics))
+
+
+def _names_nowhere(code: str) -> bool:
+    """True when no code object compiled from ``code`` names ``gradient_override_map``, so nothing
+    in it can call it: the mention is in strings or comments only (a 600 KB generated TensorFlow
+    module whose docstrings show the map compiles in half the time ``ast.parse`` takes and needs
+    no tree walk). CPython keeps the names of dead code (``if 0:``, after ``return``); the one
+    place a name vanishes is an annotation that is never evaluated, which never enters the map
+    either. False whenever this cannot be told (the text does not compile, or this interpreter
+    drops dead code's names, which a probe checks once)."""
+    if not _compiler_keeps_dead_names():
+        return False
+    try:
+        compiled = compile(code, "<screen>", "exec", dont_inherit=True, optimize=0)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return not _names_in(compiled)
+
+
+def _names_in(code_object) -> bool:
+    if MARKER in code_object.co_names:
+        return True
+    return any(hasattr(const, "co_names") and _names_in(const) for const in code_object.co_consts)
+
+
+_DEAD_NAMES_KEPT: bool | None = None
+
+
+def _compiler_keeps_dead_names() -> bool:
+    global _DEAD_NAMES_KEPT
+    if _DEAD_NAMES_KEPT is None:
+        probe = ("if 0:\n    with g.gradient_override_map({}):\n        pass\n"
+                 "def f():\n    return\n    g.gradient_override_map\n")
+        compiled = compile(probe, "<probe>", "exec", dont_inherit=True, optimize=0)
+        _DEAD_NAMES_KEPT = MARKER in compiled.co_names and _names_in(
+            next(c for c in compiled.co_consts if hasattr(c, "co_names")))
+    return _DEAD_NAMES_KEPT
