@@ -26,6 +26,10 @@ def tree(tmp_path):
     shutil.copy(CASES / "rewrite" / "sign_straight_through" / "before.py", root / "ste.py")
     shutil.copy(CASES / "refuse" / "opaque_call_in_block" / "before.py", root / "refused.py")
     shutil.copy(CASES / "noop" / "already_custom_gradient.py", root / "clean.py")
+    dann = (CASES / "rewrite" / "dann_builder_class" / "before.py").read_text()
+    # the same text as flip_gradient.py in other bytes: a latin-1 cookie and CRLF newlines
+    header = "# -*- coding: latin-1 -*-\n# Auteur: Fran\xe7ois\n"
+    (root / "latin1_crlf.py").write_bytes((header + dann).replace("\n", "\r\n").encode("latin-1"))
     return root
 
 
@@ -45,7 +49,7 @@ def _no_analysis(monkeypatch):
 def test_second_run_is_answered_from_the_cache_with_identical_output(tree, monkeypatch, mode):
     first = run(tree, "-j", "1", *mode)
     assert first.exit_code in (0, 1), first.output
-    assert len(entries()) == 3  # the three files that mention gradient_override_map
+    assert len(entries()) == 4  # one per file that mentions gradient_override_map
     _no_analysis(monkeypatch)
     second = run(tree, "-j", "1", *mode)
     assert (second.exit_code, second.stdout, second.stderr) == (first.exit_code, first.stdout, first.stderr)

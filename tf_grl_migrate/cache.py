@@ -31,10 +31,16 @@ def default_dir() -> str:
     return os.path.join(base, "tf-grl-migrate")
 
 
-def fingerprint() -> str:
-    import hashlib  # this and the other imports inside functions: a run with no candidate file skips them
+def _blake2b(data: bytes = b""):
+    try:  # what hashlib.blake2b is, without hashlib's load of OpenSSL (~3 ms of every warm run)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter without the builtin module
+        from hashlib import blake2b
+    return blake2b(data, digest_size=20)
 
-    digest = hashlib.sha256(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
+
+def fingerprint() -> str:
+    digest = _blake2b(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
     here = os.path.dirname(os.path.abspath(__file__))
     for name in DECIDING_MODULES:
         with open(os.path.join(here, name), "rb") as handle:
@@ -73,11 +79,10 @@ class Cache:
             self._directory = os.path.join(self.root, fingerprint())
         return self._directory
 
-    def key(self, text: str, use_runtime: bool) -> str:
-        import hashlib
-
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
-        digest.update(b"use_runtime" if use_runtime else b"inline")
+    def key(self, data: bytes, use_runtime: bool, kind: str) -> str:
+        """``kind`` names what ``data`` is: a ``.py`` file's raw bytes, or the glued cells' text."""
+        digest = _blake2b(data)
+        digest.update(f"\0{kind}\0{'use_runtime' if use_runtime else 'inline'}".encode())
         return digest.hexdigest()
 
     def _path(self, key: str) -> str:

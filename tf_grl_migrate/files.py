@@ -75,20 +75,20 @@ def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
     """Migrate one module's text; never raises (but :class:`NotCached` when asked not to compute):
     failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.cache.Cache`, a text seen
     before is answered from it."""
-    if cache is None:
-        if not compute:
-            raise NotCached
-        return _migrate_text(path, text, use_runtime)
-    key = cache.key(text, use_runtime)
-    hit = cache.get(key)
+    key = cache.key(text.encode("utf-8", "surrogatepass"), use_runtime, "text") if cache is not None else None
+    hit = cache.get(key) if key is not None else None
     if hit is not None:
         new_text, diagnostics = hit
         new_text = text if new_text is None else new_text
         return new_text, FileReport(path, diagnostics=diagnostics, changed=new_text != text)
+    return _compute(path, text, use_runtime, cache, key, compute)
+
+
+def _compute(path, text, use_runtime, cache, key, compute):
     if not compute:
         raise NotCached
     new_text, report = _migrate_text(path, text, use_runtime)
-    if not any(d.code == "GRL903" for d in report.diagnostics):  # our bugs are not remembered
+    if key is not None and not any(d.code == "GRL903" for d in report.diagnostics):  # our bugs are not kept
         cache.put(key, text, new_text, report.diagnostics)
     return new_text, report
 
@@ -160,8 +160,9 @@ def read(path: str):
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
                  raw: bytes | None = None, cache=None, compute: bool = True) -> FileReport:
-    """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. ``cache`` and
-    ``compute`` are passed to :func:`migrate_text` (so this may raise :class:`NotCached`)."""
+    """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
+    ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
+    verdict is wanted, as in ``--check``); ``compute=False`` raises :class:`NotCached` on a miss."""
     if raw is None:
         raw, failure = read(path)
         if failure:
@@ -170,11 +171,18 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
         return FileReport(path)
     if path.endswith(".ipynb"):
         return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute)
+    key = cache.key(raw, use_runtime, "py") if cache is not None else None
+    hit = cache.get(key) if key is not None else None
+    if hit is not None and (hit[0] is None or not (want_diff or write)):  # the verdict is all we need
+        return FileReport(path, diagnostics=hit[1], changed=hit[0] is not None)
     try:
         source = decode(raw)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
-    new_text, report = migrate_text(path, source.text, use_runtime, cache, compute)
+    if hit is not None:
+        new_text, report = hit[0], FileReport(path, diagnostics=hit[1], changed=hit[0] != source.text)
+    else:
+        new_text, report = _compute(path, source.text, use_runtime, cache, key, compute)
     if report.changed:
         if want_diff:
             report.diff = unified_diff(path, source.text, new_text)
