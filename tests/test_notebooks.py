@@ -56,6 +56,7 @@ def test_cells_are_migrated_together_and_the_rest_is_kept(notebook):
     for i in changed:
         before["cells"][i]["source"] = after["cells"][i]["source"]
     assert notebook.read_text() == json.dumps(before, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    nbformat.validate(nbformat.read(str(notebook), as_version=4))  # still a valid notebook for Jupyter
     assert run(notebook, "--check").exit_code == 1  # the broken cell still holds an override
     assert "cell 6:1:1: GRL112" in run(notebook, "--check").stderr
 
@@ -100,3 +101,36 @@ def test_invalid_json_is_a_reported_failure(tmp_path):
     result = run(tmp_path)
     assert result.exit_code == 123
     assert "GRL901" in result.stderr
+
+
+def _other_writer(path, newline="\n"):
+    """A notebook as other tools write it: indent 2, keys unsorted, sources as one string, ASCII escapes."""
+    nb = {"nbformat": 4, "nbformat_minor": 0, "metadata": {"colab": {"name": "dann.ipynb"}},
+          "cells": [{"cell_type": "code", "source": "import tensorflow as tf\n" + REGISTER, "metadata": {"id": "a1"},
+                     "execution_count": None, "outputs": []},
+                    {"cell_type": "markdown", "source": "Überblick", "metadata": {"id": "a2"}},
+                    {"cell_type": "code", "source": USE, "metadata": {"id": "a3"}, "execution_count": None,
+                     "outputs": []}]}
+    text = json.dumps(nb, indent=2)
+    path.write_bytes(text.replace("\n", newline).encode())
+    return nb
+
+
+def test_another_writers_formatting_is_kept(tmp_path):
+    path = tmp_path / "colab.ipynb"
+    nb = _other_writer(path)
+    assert run(path, "--write").exit_code == 0
+    after = json.loads(path.read_text())
+    assert "@tf.custom_gradient" in after["cells"][0]["source"] and isinstance(after["cells"][0]["source"], str)
+    nb["cells"][0]["source"], nb["cells"][2]["source"] = after["cells"][0]["source"], after["cells"][2]["source"]
+    assert path.read_text() == json.dumps(nb, indent=2)  # same key order, indent, escapes, no final newline
+    nbformat.validate(nbformat.reads(path.read_text(), as_version=4))
+
+
+def test_json_formatting_that_cannot_be_reproduced_is_refused_untouched(tmp_path):
+    path = tmp_path / "windows.ipynb"
+    _other_writer(path, newline="\r\n")
+    before = path.read_bytes()
+    result = run(path, "--write")
+    assert result.exit_code == 123 and "GRL906" in result.stderr
+    assert path.read_bytes() == before
