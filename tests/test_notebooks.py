@@ -127,9 +127,19 @@ def test_another_writers_formatting_is_kept(tmp_path):
     nbformat.validate(nbformat.reads(path.read_text(), as_version=4))
 
 
-def test_json_formatting_that_cannot_be_reproduced_is_refused_untouched(tmp_path):
+def test_crlf_notebook_keeps_its_newlines(tmp_path):
     path = tmp_path / "windows.ipynb"
     _other_writer(path, newline="\r\n")
+    assert run(path, "--write").exit_code == 0
+    data = path.read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert "@tf.custom_gradient" in json.loads(data)["cells"][0]["source"]
+
+
+def test_json_formatting_that_cannot_be_reproduced_is_refused_untouched(tmp_path):
+    path = tmp_path / "odd.ipynb"
+    _other_writer(path)
+    path.write_text(path.read_text().replace('": ', '" : '))  # a writer with its own separators
     before = path.read_bytes()
     result = run(path, "--write")
     assert result.exit_code == 123 and "GRL906" in result.stderr

@@ -110,12 +110,19 @@ def _json_format(text: str) -> dict:
 
 
 def dumps(nb, original_text: str) -> str:
-    """Serialise like the original file; refuses when that formatting cannot be reproduced."""
+    """Serialise like the original file; refuses when that formatting cannot be reproduced.
+
+    CRLF files (a Windows checkout) are handled as LF and converted back: JSON strings cannot hold
+    a raw newline, so every newline in the file is formatting."""
+    crlf = "\r\n" in original_text and "\n" not in original_text.replace("\r\n", "")
+    if crlf:
+        original_text = original_text.replace("\r\n", "\n")
     fmt = _json_format(original_text)
     trailing = "\n" if original_text.endswith("\n") else ""
     if json.dumps(json.loads(original_text), **fmt) + trailing != original_text:
         raise NotebookError("cannot reproduce this notebook's JSON formatting byte for byte; not written")
-    return json.dumps(nb, **fmt) + trailing
+    out = json.dumps(nb, **fmt) + trailing
+    return out.replace("\n", "\r\n") if crlf else out
 
 
 def set_source(cell, text: str) -> None:
