@@ -75,8 +75,7 @@ def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
     """Migrate one module's text; never raises (but :class:`NotCached` when asked not to compute):
     failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.cache.Cache`, a text seen
     before is answered from it."""
-    key = cache.key(text.encode("utf-8", "surrogatepass"), use_runtime, "text") if cache is not None else None
-    hit = cache.get(key) if key is not None else None
+    key, hit = _look_up(cache, text.encode("utf-8", "surrogatepass"), use_runtime, "text")
     if hit is not None:
         new_text, diagnostics = hit
         new_text = text if new_text is None else new_text
@@ -84,7 +83,16 @@ def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
     return _compute(path, text, use_runtime, cache, key, compute)
 
 
+def _look_up(cache, data: bytes, use_runtime: bool, kind: str):
+    """(key, (new_text | None, diagnostics) | None); (None, None) without a cache."""
+    if cache is None:
+        return None, None
+    key = cache.key(data, use_runtime, kind)
+    return key, cache.get(key)
+
+
 def _compute(path, text, use_runtime, cache, key, compute):
+    """Migrate a text the cache did not know, and remember the result."""
     if not compute:
         raise NotCached
     new_text, report = _migrate_text(path, text, use_runtime)
@@ -171,8 +179,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
         return FileReport(path)
     if path.endswith(".ipynb"):
         return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute)
-    key = cache.key(raw, use_runtime, "py") if cache is not None else None
-    hit = cache.get(key) if key is not None else None
+    key, hit = _look_up(cache, raw, use_runtime, "py")
     if hit is not None and (hit[0] is None or not (want_diff or write)):  # the verdict is all we need
         return FileReport(path, diagnostics=hit[1], changed=hit[0] is not None)
     try:
