@@ -16,7 +16,7 @@ def unknown_op_message(op_name: str) -> str:
 
 
 def screen(code: str):
-    """A cheap look with Python's own parser before libcst's (much slower) analysis.
+    """A cheap look with Python's own compiler and parser before libcst's (much slower) analysis.
 
     Returns ``[]`` when no ``.gradient_override_map(...)`` call exists (only mentions in strings,
     comments or attribute assignments), the GRL104 diagnostics when every call is a ``with`` item
