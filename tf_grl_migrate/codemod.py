@@ -110,7 +110,7 @@ def _is_map_call(node) -> bool:
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "gradient_override_map"
+        and node.func.attr.value == precheck.MARKER
     )
 
 
@@ -408,15 +408,11 @@ class Planner:
                 return ("GRL108", f"`{_code(inner)}` passes arguments the rewrite cannot forward (keywords or a "
                                   "different count); rewrite it by hand with @tf.custom_gradient")
             site.calls.append((inner, op))
-        site_scope = self.scopes.get(site.with_node)
+        visible = _enclosing_scopes(self.scopes.get(site.with_node))
         for op, target in site.entries:
             if target == "builtin":
                 continue
-            reg_scope = self.scopes.get(target.stmt if target.kind != "decorator" else target.fdef)
-            scope = site_scope
-            while scope is not None and scope is not reg_scope:
-                scope = None if scope.parent is scope else scope.parent
-            if scope is None:
+            if self.scopes.get(target.stmt if target.kind != "decorator" else target.fdef) not in visible:
                 return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
                                   "cannot see it; move it to module level and migrate again")
         return None
@@ -631,6 +627,15 @@ def _import_insertion_point(body, markers) -> int:
     return at
 
 
+def _enclosing_scopes(scope) -> list:
+    """``scope`` and every scope around it, out to the module (whose parent is itself)."""
+    chain = []
+    while scope is not None and scope not in chain:
+        chain.append(scope)
+        scope = scope.parent
+    return chain
+
+
 def _bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None:
         return alias.asname.name.value
@@ -794,10 +799,7 @@ class _Builder:
             if not refs:
                 return False
             for call in calls:
-                chain, scope = [], self.p.scopes.get(call)
-                while scope is not None and scope not in chain:
-                    chain.append(scope)
-                    scope = scope.parent
+                chain = _enclosing_scopes(self.p.scopes.get(call))
                 if any(ref.scope not in chain for ref in refs):
                     return False
         return True
@@ -966,8 +968,7 @@ def _reexport_builder(module: cst.Module, plan: Plan):
     for stmt in module.body:
         if _is_docstring(stmt) and not head and cls is None:
             head.append(stmt)
-        elif isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(b, (cst.Import, cst.ImportFrom))
-                                                              for b in stmt.body):
+        elif _is_import_line(stmt):
             future = [b for b in stmt.body if isinstance(b, cst.ImportFrom) and b.module is not None
                       and _code(b.module) == "__future__"]
             if future:

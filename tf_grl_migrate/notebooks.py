@@ -14,6 +14,7 @@ import ast
 import json
 import re
 
+from .precheck import may_hold_override
 from .report import Diagnostic
 
 BOUNDARY = "__tf_grl_migrate_cell_boundary__"
@@ -58,7 +59,7 @@ def glue(nb) -> tuple[str, list[int], list[Diagnostic]]:
             continue
         source = cell_source(cell)
         if not _usable(source):
-            if "gradient_override_map" in source:
+            if may_hold_override(source):
                 diagnostics.append(Diagnostic(1, 1, "GRL112", "this cell has IPython magics or does not parse, so "
                                                               "its gradient override was not migrated; migrate it by "
                                                               "hand with @tf.custom_gradient", cell=index + 1))
