@@ -109,7 +109,8 @@ class Cache:
 
     def put(self, key: str, text: str, new_text: str, diagnostics) -> None:
         import json
-        import tempfile
+
+        from .files import replace_atomically
 
         data = {
             "format": FORMAT,
@@ -120,16 +121,6 @@ class Cache:
         path = self._path(key)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=os.path.dirname(path))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, ensure_ascii=False)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_atomically(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
         except (OSError, UnicodeEncodeError):
             pass  # a read-only or full disk only costs speed
