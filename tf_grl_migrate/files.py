@@ -232,11 +232,12 @@ def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute) 
     if not inner.changed or inner.failed:
         return report
     try:
+        dumps = notebooks.writer(nb, text)
         changed = notebooks.split(nb, new_glued, indices)
         before = {i: notebooks.cell_source(nb["cells"][i]) for i in changed}
         for index, source in changed.items():
             notebooks.set_source(nb["cells"][index], source)
-        data = notebooks.dumps(nb, text).encode("utf-8")
+        data = dumps(nb).encode("utf-8")
     except notebooks.NotebookError as exc:
         report.diagnostics.append(Diagnostic(1, 1, "GRL906", str(exc)))
         return report

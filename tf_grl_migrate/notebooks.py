@@ -110,20 +110,25 @@ def _json_format(text: str) -> dict:
     return {"indent": indent, "ensure_ascii": not re.search(r"[^\x00-\x7f]", text)}
 
 
-def dumps(nb, original_text: str) -> str:
-    """Serialise like the original file; refuses when that formatting cannot be reproduced.
+def writer(nb, original_text: str):
+    """A function that serialises ``nb`` as the original file was written; call it before changing
+    ``nb`` (it checks the loaded notebook reproduces ``original_text`` byte for byte, and raises
+    :class:`NotebookError` when it does not).
 
     CRLF files (a Windows checkout) are handled as LF and converted back: JSON strings cannot hold
     a raw newline, so every newline in the file is formatting."""
     crlf = "\r\n" in original_text and "\n" not in original_text.replace("\r\n", "")
-    if crlf:
-        original_text = original_text.replace("\r\n", "\n")
-    fmt = _json_format(original_text)
-    trailing = "\n" if original_text.endswith("\n") else ""
-    if json.dumps(json.loads(original_text), **fmt) + trailing != original_text:
+    lf_text = original_text.replace("\r\n", "\n") if crlf else original_text
+    fmt = _json_format(lf_text)
+    trailing = "\n" if lf_text.endswith("\n") else ""
+
+    def dumps(notebook) -> str:
+        out = json.dumps(notebook, **fmt) + trailing
+        return out.replace("\n", "\r\n") if crlf else out
+
+    if dumps(nb) != original_text:
         raise NotebookError("cannot reproduce this notebook's JSON formatting byte for byte; not written")
-    out = json.dumps(nb, **fmt) + trailing
-    return out.replace("\n", "\r\n") if crlf else out
+    return dumps
 
 
 def set_source(cell, text: str) -> None:
