@@ -19,6 +19,15 @@ CASES = pathlib.Path(__file__).parent / "cases"
 _counter = itertools.count()
 
 
+def cli(*args, input=None):
+    """The command line, run in this process by click's runner; arguments may be paths."""
+    from click.testing import CliRunner
+
+    from tf_grl_migrate.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
 def case_dirs(kind: str = "rewrite") -> list[pathlib.Path]:
     return sorted(p for p in (CASES / kind).iterdir() if (p / "case.json").exists())
 

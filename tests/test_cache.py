@@ -5,17 +5,12 @@ import pathlib
 import shutil
 
 import pytest
-from click.testing import CliRunner
+from harness import cli as run
 
 from tf_grl_migrate import cache as cache_mod
 from tf_grl_migrate import codemod
-from tf_grl_migrate.cli import main
 
 CASES = pathlib.Path(__file__).parent / "cases"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture

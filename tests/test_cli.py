@@ -7,9 +7,7 @@ import sys
 import pathlib
 
 import pytest
-from click.testing import CliRunner
-
-from tf_grl_migrate.cli import main
+from harness import cli as run
 
 CASES = pathlib.Path(__file__).parent / "cases"
 DANN = CASES / "rewrite" / "dann_builder_class"
@@ -22,10 +20,6 @@ def tree(tmp_path):
     (tmp_path / ".venv").mkdir()
     shutil.copy(DANN / "before.py", tmp_path / ".venv" / "vendored.py")
     return tmp_path
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def test_dry_run_prints_a_diff_and_writes_nothing(tree):

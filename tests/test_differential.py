@@ -15,9 +15,6 @@ import pytest
 pytest.importorskip("tensorflow")
 
 import harness  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
-
-from tf_grl_migrate.cli import main  # noqa: E402
 
 CASES = harness.case_dirs("rewrite")
 IDS = [c.name for c in CASES]
@@ -90,7 +87,7 @@ def test_repository_migration_matches_tf1(repo, strategy, tf1_reference, tmp_pat
     then the entry (across modules) under TF2 must match TF1 for both rewrite strategies."""
     tree = tmp_path / repo.name
     shutil.copytree(repo, tree)
-    result = CliRunner().invoke(main, [str(tree), "--write", "-j", "1", *strategy])
+    result = harness.cli(tree, "--write", "-j", "1", *strategy)
     assert result.exit_code == 0, result.output
     assert "gradient_override_map" not in "".join(p.read_text() for p in tree.glob("*.py"))
     if strategy:

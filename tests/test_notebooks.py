@@ -5,9 +5,7 @@ import json
 import nbformat
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
-from tf_grl_migrate.cli import main
+from harness import cli as run
 
 REGISTER = '@tf.RegisterGradient("FlipNb")\ndef _flip(op, grad):\n    return [-grad * 0.5]'
 USE = ('def flip(x):\n    with tf.get_default_graph().gradient_override_map({"Identity": "FlipNb"}):\n'
@@ -33,10 +31,6 @@ def notebook(tmp_path):
         nbformat.v4.new_code_cell(USE),
         nbformat.v4.new_code_cell(BROKEN),
     ])
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_cells_are_migrated_together_and_the_rest_is_kept(notebook):
