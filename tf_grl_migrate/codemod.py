@@ -49,6 +49,7 @@ class Registration:
     callable_name: str = ""  # what call sites call after the rewrite
     forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
     arity: int = 1
+    renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
 
 
 @dataclass(eq=False)
@@ -68,6 +69,10 @@ class _Collector(cst.CSTVisitor):
     def __init__(self):
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
+        self.name_withs: list[tuple[cst.With, cst.WithItem]] = []
+        self.name_calls: list[cst.Call] = []  # f(...) with a bare name: wrappers named like the API
+        self.map_aliases: set[str] = {precheck.MARKER}  # `from m import gradient_override_map as gom`
+        self.attr_values: dict[str, list] = {}  # attr -> values of every `<expr>.attr = value` target
         self.defs: list[cst.FunctionDef] = []
         self.exprs: list[cst.SimpleStatementLine] = []
         self.names: set[str] = set()
@@ -89,10 +94,36 @@ class _Collector(cst.CSTVisitor):
         for item in node.items:
             if _is_map_call(item.item):
                 self.withs.append((node, item))
+            elif isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Name):
+                self.name_withs.append((node, item))
 
     def visit_Call(self, node):
         if _is_map_call(node):
             self.map_calls.append(node)
+        elif isinstance(node.func, cst.Name):
+            self.name_calls.append(node)
+
+    def visit_ImportAlias(self, node):
+        if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
+            self.map_aliases.add(node.asname.name.value)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute):
+                self.attr_values.setdefault(target.target.attr.value, []).append(node.value)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, cst.Attribute):
+            self.attr_values.setdefault(node.target.attr.value, []).append(None)
+
+    def visit_AnnAssign(self, node):
+        if isinstance(node.target, cst.Attribute):
+            self.attr_values.setdefault(node.target.attr.value, []).append(node.value)
+
+    def wrapper_calls(self) -> list[cst.Call]:
+        """Calls of a bare name that is, or is imported as, ``gradient_override_map``: a wrapper
+        (lucid's, a project helper) whose overrides TF2 ignores just the same."""
+        return [c for c in self.name_calls if c.func.value in self.map_aliases]
 
     def visit_FunctionDef(self, node):
         if node.decorators:
@@ -104,6 +135,17 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
+
+
+_OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
+                 "affected ops by hand with @tf.custom_gradient")
+
+
+def _not_a_graph_message(func: str) -> str:
+    return (f"`{func}` is not provably tf.Graph.gradient_override_map (a wrapper, or a receiver the tool cannot "
+            "resolve to a graph); TF2 ignores graph gradient overrides however they are entered, so wrap the "
+            "overridden ops yourself in a @tf.custom_gradient function (or bind the graph with "
+            "`g = tf.get_default_graph()` where the tool can see it)")
 
 
 def _is_map_call(node) -> bool:
@@ -121,9 +163,45 @@ class _BodyScan(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         self.operators: list[cst.CSTNode] = []
         self.nested: list[cst.CSTNode] = []
+        self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
 
     def visit_Call(self, node):
         self.calls.append(node)
+
+    # Each of these runs code the tool cannot see without a call in sight: the caller's `with`
+    # body (a @contextmanager's yield), a coroutine, a module's top level, a context manager's
+    # __enter__. TF1 applies the override to every op created there.
+    def visit_Yield(self, node):
+        self.opaque.append((node, "yield from" if isinstance(node.value, cst.From) else "yield"))
+
+    def visit_Await(self, node):
+        self.opaque.append((node, "await"))
+
+    def visit_Import(self, node):
+        self.opaque.append((node, "import " + _code(node.names[0].name)))
+
+    def visit_ImportFrom(self, node):
+        star = isinstance(node.names, cst.ImportStar)
+        module = "." * len(node.relative) + (_code(node.module) if node.module is not None else "")
+        self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
+
+    def visit_With(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async with"))
+        for item in node.items:
+            if not isinstance(item.item, cst.Call):
+                self.opaque.append((item, f"with {_code(item.item)}"))
+
+    def visit_For(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_CompFor(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_AugAssign(self, node):
+        self.operators.append(node)
 
     def visit_BinaryOperation(self, node):
         self.operators.append(node)
@@ -161,15 +239,17 @@ class Planner:
         self.collector = collector
         self.parents = collector.parents
         self.module_names = set(collector.names)
+        self.map_call_set = set(collector.map_calls) | set(collector.wrapper_calls())
         self.registrations: list[Registration] = []
         self.sites: list[Site] = []
 
     # -- helpers ---------------------------------------------------------------------------
-    def qn(self, node) -> set[str]:
+    def qn(self, node, raw: bool = False) -> set[str]:
         scope = self.scopes.get(node)
         if scope is None:
             return set()
-        return {ops.canonical(q.name) for q in scope.get_qualified_names_for(node)}
+        names = {q.name for q in scope.get_qualified_names_for(node)}
+        return names if raw else {ops.canonical(name) for name in names}
 
     def pos(self, node) -> tuple[int, int]:
         if self._positions is None:
@@ -326,41 +406,115 @@ class Planner:
                 reg.op_refs[sub] = (kind, index)
                 reg.uses_output |= kind == "out"
         reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
+        self.check_removed_aliases(reg)
+
+    def check_removed_aliases(self, reg: Registration):
+        """The body moves into TF2 code verbatim: names TensorFlow removed in 1.0 (``tf.neg``, still in
+        old DANN copies) get their TF2 spelling, or the registration is refused when TF2 has none."""
+        for attr in _attributes(reg.fdef.body):
+            found = ops.removed_alias(self.qn(attr))
+            if found is None:
+                continue
+            old, new = found
+            if new is None:
+                reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) uses "
+                                         f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
+                                         "for; rewrite that line by hand, then migrate again")
+                return
+            prefix = attr
+            for _ in old.split("."):
+                prefix = prefix.value
+            if any(q.startswith("tensorflow.compat.v1.") for q in self.qn(attr, raw=True)):
+                new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
+            reg.renames[attr] = f"{_code(prefix)}.{new}"
 
     def gather_sites(self):
         in_with = {id(item.item) for _, item in self.collector.withs}
+        wrappers = self.collector.wrapper_calls()
+        wrapped_withs = {id(item.item): w for w, item in self.collector.name_withs}
+        for call in wrappers:
+            with_node = wrapped_withs.get(id(call))
+            if with_node is not None:
+                self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", _not_a_graph_message(_code(call.func))))
+            else:
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
         for call in self.collector.map_calls:
-            if id(call) not in in_with and self.looks_like_graph(call.func.value):
-                line, col = self.pos(call)
-                self.diagnostics.append(Diagnostic(
-                    line, col, "GRL111",
-                    "gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite "
-                    "the affected ops by hand with @tf.custom_gradient"))
+            if id(call) not in in_with:
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)
             site.refusal = self.analyze_site(site)
 
-    def looks_like_graph(self, receiver) -> bool:
-        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "graph":
-            return True
-        if isinstance(receiver, cst.Call) and self.qn(receiver.func) & ops.DEFAULT_GRAPH:
-            return True
+    def resolve_dict(self, arg):
+        """A dict literal, or a variable bound to one that nothing can change between binding and
+        use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
+        is removed later if nothing else uses it). A (code, message) refusal for a map that is
+        changed or shared (``m["Sign"] = "Identity"``, ``m.update(...)``, passed to a function);
+        None when it is no dict literal at all."""
+        if isinstance(arg, cst.Dict):
+            return arg
+        if not isinstance(arg, cst.Name):
+            return None
+        refs = self.referents(arg)
+        found = self.simple_assign_value(next(iter(refs))) if len(refs) == 1 else None
+        if found is None or not isinstance(found[1], cst.Dict):
+            return None
+        for access in next(iter(refs)).references:
+            holder = self.parents.get(access.node)
+            if not (isinstance(holder, cst.Arg) and holder.value is access.node
+                    and self.parents.get(holder) in self.map_call_set):
+                line = self.pos(access.node)[0]
+                return ("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
+                                  f"`{self.statement_code(access.node)}`), so the literal is not what TF1 used; "
+                                  "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
+        return found[1]
+
+    def statement_code(self, node) -> str:
+        """The first line of the statement holding ``node``, for messages."""
+        while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            node = self.parents.get(node)
+        return _code(node).strip().splitlines()[0] if node is not None else "?"
+
+    def is_graph(self, receiver, seen=frozenset()) -> bool:
+        """Whether ``receiver`` is provably a ``tf.Graph``: ``<expr>.graph`` (``x.graph``,
+        ``sess.graph``, ``K.get_session().graph``), ``tf.get_default_graph()``, ``tf.Graph()``, a
+        name bound to one of these (also ``with tf.Graph().as_default() as g``), or an attribute
+        (``self.G``) every assignment of which in this module is one of these. A name counts when every
+        binding that reaches it is one of these (``g = tf.get_default_graph()`` in two branches)."""
+        if isinstance(receiver, cst.Attribute):
+            name = receiver.attr.value
+            if name == "graph":
+                return True
+            values = self.collector.attr_values.get(name)
+            return bool(values) and name not in seen and all(
+                v is not None and self.is_graph(v, seen | {name}) for v in values)
+        if isinstance(receiver, cst.Call):
+            func = self.qn(receiver.func)
+            if func & ops.DEFAULT_GRAPH or func & ops.GRAPH_CLASS:
+                return True
+            return (isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "as_default"
+                    and self.is_graph(receiver.func.value, seen))
         if isinstance(receiver, cst.Name):
-            value = self.bound_value(receiver)
-            return value is not None and self.looks_like_graph(value)
+            refs = self.referents(receiver)
+            return bool(refs) and all(self._binds_graph(ref, seen) for ref in refs)
         return False
 
-    def resolve_dict(self, arg):
-        """A dict literal, or a variable bound to one (its line is removed later if nothing else uses it)."""
-        value = self.bound_value(arg) if isinstance(arg, cst.Name) else arg
-        return value if isinstance(value, cst.Dict) else None
+    def _binds_graph(self, ref, seen) -> bool:
+        found = self.simple_assign_value(ref)
+        if found is not None:
+            return self.is_graph(found[1], seen)
+        as_name = self.parents.get(ref.node) if isinstance(ref, Assignment) else None
+        item = self.parents.get(as_name)
+        return isinstance(as_name, cst.AsName) and isinstance(item, cst.WithItem) and self.is_graph(item.item, seen)
 
     def analyze_site(self, site: Site):
         call = site.item.item
         if len(call.args) != 1 or call.args[0].keyword is not None:
             return ("GRL105", "gradient_override_map call does not take one dict argument")
         mapping = self.resolve_dict(call.args[0].value)
+        if isinstance(mapping, tuple):
+            return mapping
         if mapping is None:
             return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
                               "rewrite the block by hand with @tf.custom_gradient")
@@ -382,14 +536,22 @@ class Planner:
                                   "write its @tf.custom_gradient by hand")
             mapped.add(op_name)
             site.entries.append((op, target))
+        if not self.is_graph(call.func.value):
+            return ("GRL113", _not_a_graph_message(_code(call.func)))
         scan = _BodyScan()
         for stmt in site.with_node.body.body:
             stmt.visit(scan)
+        if scan.opaque:
+            node, what = scan.opaque[0]
+            return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
+                              f"{self.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
+                              "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
+                              "in a @tf.custom_gradient function")
         if scan.nested:
             return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
                               "be overridden, so migrate this block by hand with @tf.custom_gradient")
-        for node in scan.operators:
-            op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__)
+        for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
+            op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__.removesuffix("Assign"))
             if op_name in mapped:
                 return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
                                   "overridden; rewrite them by hand with @tf.custom_gradient")
@@ -470,6 +632,11 @@ class Rewriter(cst.CSTTransformer):
         super().__init__()
         self.plan = plan
         self.markers = {}
+        self.carriers = set()  # ids of markers that carry a dissolved block's trailing comments
+
+    def leave_Attribute(self, original, updated):
+        new = self.plan.renames.get(original)
+        return cst.parse_expression(new) if new else updated
 
     def leave_Subscript(self, original, updated):
         ref = self.plan.op_refs.get(original)
@@ -503,7 +670,7 @@ class Rewriter(cst.CSTTransformer):
         lines = list(updated.leading_lines)
         if comment is not None:
             lines.append(cst.EmptyLine(comment=comment))
-        stmts = [*before, *body]
+        stmts = [*before, *body, *self._carrier(updated.body)]
         stmts[0] = self._relead(stmts[0], (*lines, *stmts[0].leading_lines))
         return cst.FlattenSentinel(stmts)
 
@@ -531,6 +698,16 @@ class Rewriter(cst.CSTTransformer):
         replacement = self.plan.replace_stmts.get(original)
         return replacement if replacement is not None else updated
 
+    def _carrier(self, block) -> list:
+        """The comments after a dissolved block's last statement (libcst keeps them in the block's
+        footer) ride on a marker, which hands them to the next statement at the new indentation."""
+        footer = getattr(block, "footer", ())
+        if not any(line.comment is not None for line in footer):
+            return []
+        carrier = self._marker(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=footer))
+        self.carriers.add(id(carrier))
+        return [carrier]
+
     def _marker(self, stmt):
         # A removed statement stays as a marker until its block is rebuilt, so that the blank
         # lines that separated it from its neighbours can be given to the next statement.
@@ -546,14 +723,18 @@ class Rewriter(cst.CSTTransformer):
 
     def leave_If(self, original, updated):
         if original in self.plan.hoisted_ifs:
-            body = [s for s in updated.body.body]
+            body = [*updated.body.body, *self._carrier(updated.body)]
             body[0] = self._relead(body[0], (*updated.leading_lines, *body[0].leading_lines))
             return cst.FlattenSentinel(body)
         return updated
 
     def _fix_block(self, body):
-        out, pending, removed_first = [], None, False
+        """Drop the markers; returns (statements, comment lines a carrier left with nothing after it)."""
+        out, pending, removed_first, carried = [], None, False, []
         for stmt in body:
+            if id(stmt) in self.carriers:
+                carried.extend(stmt.leading_lines)
+                continue
             if id(stmt) in self.markers:
                 if not out:
                     removed_first = True
@@ -567,17 +748,24 @@ class Rewriter(cst.CSTTransformer):
                 stmt = stmt.with_changes(leading_lines=lines)
             elif pending and not any(line.comment is None for line in lines):
                 stmt = stmt.with_changes(leading_lines=(*pending, *lines))
+            if carried:
+                stmt = stmt.with_changes(leading_lines=(*carried, *stmt.leading_lines))
+                carried = []
             out.append(stmt)
             pending = None
-        return out
+        return out, carried
 
     def leave_IndentedBlock(self, original, updated):
         if not any(id(s) in self.markers for s in updated.body):
             return updated
-        body = self._fix_block(list(updated.body))
+        body, carried = self._fix_block(list(updated.body))
         if not body:  # a marker itself, so that a hoisted block leaves no `pass` behind
             body = [self._marker(cst.SimpleStatementLine(body=[cst.Pass()]))]
-        return updated.with_changes(body=body)
+            if carried:  # ...and the comments travel on with it
+                body = [self._relead(body[0], carried)]
+                self.carriers.add(id(body[0]))
+                carried = []
+        return updated.with_changes(body=body, footer=(*carried, *updated.footer))
 
     def leave_Module(self, original, updated):
         body = list(updated.body)
@@ -586,12 +774,16 @@ class Rewriter(cst.CSTTransformer):
             body[at:at] = [cst.parse_statement(line + "\n") for line in self.plan.new_imports]
         if not any(id(s) in self.markers for s in body):
             return updated.with_changes(body=body)
-        return updated.with_changes(body=self._fix_block(body))
+        body, carried = self._fix_block(body)
+        footer = [cst.EmptyLine(indent=line.indent, whitespace=line.whitespace, comment=line.comment)
+                  for line in carried]  # the module's footer: same lines, its own newline handling
+        return updated.with_changes(body=body, footer=(*footer, *updated.footer))
 
 
 @dataclass
 class Plan:
     op_refs: dict = field(default_factory=dict)  # Subscript -> new name
+    renames: dict = field(default_factory=dict)  # Attribute -> new dotted name (removed TF aliases)
     calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
     runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
     removed_defs: set = field(default_factory=set)
@@ -668,6 +860,23 @@ class _LoadNames(cst.CSTVisitor):
 def _load_names(expr):
     visitor = _LoadNames()
     expr.visit(visitor)
+    return visitor.nodes
+
+
+class _Attributes(cst.CSTVisitor):
+    """Outermost attribute chains (``tf.image.per_image_whitening``, not its ``tf.image``)."""
+
+    def __init__(self):
+        self.nodes = []
+
+    def visit_Attribute(self, node):
+        self.nodes.append(node)
+        return False
+
+
+def _attributes(node) -> list:
+    visitor = _Attributes()
+    node.visit(visitor)
     return visitor.nodes
 
 
@@ -881,6 +1090,7 @@ class _Builder:
                                          lines_after_decorators=updated.lines_after_decorators)
 
         self.plan.defs[fdef] = build
+        self.plan.renames.update(reg.renames)
         if reg.kind == "decorator":
             self.plan.remove(reg.decorator)
             self.hoist_guard(reg)

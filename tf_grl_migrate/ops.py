@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import _tf_renames
+
 
 @dataclass(frozen=True)
 class OpType:
@@ -78,8 +80,33 @@ SCALAR_MUL = frozenset({"tensorflow.scalar_mul", "tensorflow.math.scalar_mul",
 REGISTER_GRADIENT = frozenset({"tensorflow.RegisterGradient", "tensorflow.python.framework.ops.RegisterGradient"})
 # Receivers of gradient_override_map besides any `<expr>.graph` (e.g. `K.get_session().graph`).
 DEFAULT_GRAPH = frozenset({"tensorflow.get_default_graph", "tensorflow.python.framework.ops.get_default_graph"})
+GRAPH_CLASS = frozenset({"tensorflow.Graph", "tensorflow.python.framework.ops.Graph"})
 
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow._api.v2.compat.v1.")
+
+
+def removed_alias(qualified_names) -> tuple[str, str | None] | None:
+    """For a name TensorFlow 1.0 removed (``tf.neg``): (old name, the TF2 name to write, or None
+    when TF2 has no replacement), both without ``tensorflow.``; None for any other name. From
+    the generated table (``tools/generate_tf_renames.py``), never from memory."""
+    for name in qualified_names:
+        name = canonical(name)
+        if name.startswith("tensorflow."):
+            old = name[len("tensorflow."):]
+            if old in _tf_renames.RENAMED:
+                return old, _tf_renames.RENAMED[old]
+            if old in _tf_renames.GONE:
+                return old, None
+    return None
+
+
+def _with_removed_aliases(names: frozenset) -> frozenset:
+    """``NEGATIVE`` also knows ``tf.neg``: the names TF 1.0 renamed into the set."""
+    return names | {"tensorflow." + old for old, new in _tf_renames.RENAMED.items() if "tensorflow." + new in names}
+
+
+NEGATIVE = _with_removed_aliases(NEGATIVE)
+MULTIPLY = _with_removed_aliases(MULTIPLY)
 
 
 def canonical(qualified_name: str) -> str:

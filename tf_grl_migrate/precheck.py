@@ -38,6 +38,9 @@ def screen(code: str):
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
             calls.append(n)
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MARKER
+              or isinstance(n, ast.alias) and n.name == MARKER and n.asname):
+            return None  # a wrapper named like the API (or imported under another name): libcst decides
         elif isinstance(n, ast.With):
             items.update((id(item.context_expr), (n, item)) for item in n.items)
     if not calls:

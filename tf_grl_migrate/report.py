@@ -19,6 +19,8 @@ CODES = {
     "GRL110": "another use of the same registration could not be migrated",
     "GRL111": "gradient_override_map used outside a with statement",
     "GRL112": "notebook cell with IPython magics or a syntax error holds an override",
+    "GRL113": "gradient_override_map that is not provably tf.Graph's (a wrapper, or an unresolved receiver)",
+    "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
     "GRL901": "cannot read or decode file",
     "GRL902": "cannot parse file",
     "GRL903": "internal error while transforming file",
