@@ -132,3 +132,36 @@ def test_use_runtime_flag():
     result = run("-", "--use-runtime", input=(DANN / "before.py").read_text())
     assert result.exit_code == 0
     assert result.stdout == "from tf_grl_migrate import FlipGradientBuilder, flip_gradient\n"
+
+
+def test_write_summary_counts_only_files_written(tree):
+    """A read-only file is reported (GRL905) and not counted as migrated."""
+    (tree / "flip_gradient.py").chmod(0o444)
+    shutil.copy(DANN / "before.py", tree / "writable.py")
+    result = run(tree, "--write", "-j", "1")
+    assert result.exit_code == 123, result.output
+    assert "GRL905" in result.output
+    assert "1 file migrated, 0 sites refused, 1 file failed, 3 checked" in result.output  # .venv excluded
+
+
+def test_dry_run_of_dot_applies_with_git(tree, monkeypatch):
+    """`tf-grl-migrate . | git apply` from the repository root: headers name a/flip_gradient.py,
+    not a/./flip_gradient.py (which git rejects)."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    (tree / "sub").mkdir()
+    shutil.copy(DANN / "before.py", tree / "sub" / "nested.py")
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tree), "PATH": ""}
+    subprocess.run([git, "init", "-q", str(tree)], check=True, env=env)
+    monkeypatch.chdir(tree)
+    for path in (".", "./sub/../flip_gradient.py", str(tree / "sub")):
+        result = run(path, "-j", "1", "--no-cache")
+        assert result.exit_code == 0, result.output
+        assert "a/./" not in result.stdout and "/../" not in result.stdout and str(tree) not in result.stdout
+        check = subprocess.run([git, "apply", "--check", "-"], input=result.stdout, text=True, capture_output=True,
+                               env=env)
+        assert check.returncode == 0, (path, check.stderr)
+    diff = run(".", "-j", "1", "--no-cache").stdout
+    subprocess.run([git, "apply", "-"], input=diff, text=True, check=True, env=env)
+    assert run(".", "--check", "-j", "1", "--no-cache").exit_code == 0

@@ -3,7 +3,8 @@
     python tf1_runner.py OUT.npz CASE_DIR [CASE_DIR ...]
 
 ``sys.modules["tensorflow"]`` is replaced by ``tensorflow.compat.v1`` with eager execution
-disabled, so the legacy files run as they did under TensorFlow 1 (gradient_override_map works).
+disabled, so the legacy files run as they did under TensorFlow 1 (gradient_override_map works);
+names removed in TF 1.0 (``tf.neg``) are provided as what TF's 1.0 upgrade script renamed them to.
 A case that raises is recorded as an error, not fatal to the others.
 """
 
@@ -21,6 +22,24 @@ import tensorflow.compat.v1 as tf1  # noqa: E402
 tf1.disable_eager_execution()
 sys.modules["tensorflow"] = tf1
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+
+def _provide_pre_1_0_names():
+    """Pre-1.0 files (``tf.neg``) run as they did: each name TensorFlow 1.0 removed is the object
+    TF's own upgrade script renamed it to (the generated table the migrator uses)."""
+    import tensorflow as real_tf
+
+    from tf_grl_migrate import _tf_renames
+
+    for old, new in _tf_renames.RENAMED.items():
+        if "." not in old and not hasattr(tf1, old):
+            target = real_tf
+            for part in new.split("."):
+                target = getattr(target, part)
+            setattr(tf1, old, target)
+
+
+_provide_pre_1_0_names()
 
 import harness  # noqa: E402
 

@@ -19,12 +19,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from . import ops, precheck
+from . import ops, precheck, safety
 from .report import Diagnostic
-
-
-class SafetyError(Exception):
-    """The rewrite did not pass the tool's own checks; the file must not be written."""
+from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
 
 @dataclass
@@ -801,6 +798,30 @@ class Plan:
     def remove(self, node) -> None:
         self.removed[id(node)] = node
 
+    def machinery(self, parents) -> tuple[list, list[str]]:
+        """For the safety net: ((source, enclosing def/class names) of each statement this plan
+        removes on purpose, the source of each statement inside an override block whose map it
+        removes)."""
+        removed = [(_code(n), _def_path(n, parents))
+                   for n in (*self.removed_stmts, *self.removed_defs, *self.replace_stmts)]
+        removed += [(f"if {_code(guard.test)}:\n    pass\n", ()) for guard in self.hoisted_ifs]  # the body stays
+        for node, names in self.dead_imports.items():
+            removed += [(_code(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), ())
+                        for alias in node.names if _bound_name(alias) in names]
+        dissolved = [_code(stmt) for with_node in self.with_items for stmt in with_node.body.body]
+        return removed, dissolved
+
+
+def _def_path(node, parents) -> tuple[str, ...]:
+    """The names of the functions and classes around ``node``, outermost first."""
+    path = []
+    node = parents.get(node)
+    while node is not None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            path.append(node.name.value)
+        node = parents.get(node)
+    return tuple(reversed(path))
+
 
 def _is_import_line(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
@@ -1260,13 +1281,16 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Res
     if not sites:
         return Result(code, diagnostics)
     plan = _Builder(planner, sites, use_runtime).build()
+    removed, dissolved = plan.machinery(planner.parents)
     if use_runtime:
         reexport = _reexport_builder(wrapper.module, plan)
         if reexport is not None:
+            safety.check(code, reexport.code, removed, dissolved, whole_module=True)
             return Result(reexport.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan))
-    new_module = _keep_module_start(module, new_module)
-    return Result(new_module.code, diagnostics)
+    new_code = _keep_module_start(module, new_module).code
+    safety.check(code, new_code, removed, dissolved)
+    return Result(new_code, diagnostics)
 
 
 def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:

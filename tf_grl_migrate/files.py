@@ -59,11 +59,26 @@ def decode(raw: bytes) -> Source:
 def unified_diff(path: str, before: str, after: str) -> str:
     import difflib
 
+    path = diff_path(path)
     return "".join(
         difflib.unified_diff(
             before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
         )
     )
+
+
+def diff_path(path: str) -> str:
+    """The path a diff header names: normalised (``./a/../b.py`` -> ``b.py``) and, when it lies
+    under the working directory, relative to it, so ``tf-grl-migrate . | git apply`` works."""
+    path = os.path.normpath(path)
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            relative = ".."
+        if not relative.startswith(".."):
+            path = relative
+    return path.replace(os.sep, "/")
 
 
 class NotCached(Exception):

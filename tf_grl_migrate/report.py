@@ -111,7 +111,9 @@ def totals(reports: list[FileReport]) -> dict:
 
 def summary_line(reports: list[FileReport], write: bool) -> str:
     t = totals(reports)
-    changed, refused, failed = t["changed"], t["refused"], t["failed"]
+    refused, failed = t["refused"], t["failed"]
+    # with --write, a file counts as migrated once it is on disk (a read-only one fails with GRL905)
+    changed = sum(r.written for r in reports) if write else t["changed"]
     verb = "migrated" if write else "would migrate"
     parts = [f"{changed} file{'s' if changed != 1 else ''} {verb}"]
     parts.append(f"{refused} site{'s' if refused != 1 else ''} refused")

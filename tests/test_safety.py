@@ -1,0 +1,135 @@
+"""The safety net (tf_grl_migrate/safety.py) catches a wrong rewrite even where the analysis
+that planned it has a gap: each test switches a piece of the analysis off, or breaks the
+rewriter, and checks that the file is refused with GRL904 and left byte for byte as it was."""
+
+import libcst as cst
+import pytest
+
+from harness import cli
+from tf_grl_migrate import codemod, safety
+from tf_grl_migrate.codemod import SafetyError, migrate_code
+
+CONTEXT_MANAGER = '''import contextlib
+
+import tensorflow as tf
+
+
+@tf.RegisterGradient("GuidedReluNet")
+def _guided(op, grad):
+    return tf.where(grad > 0.0, grad, tf.zeros_like(grad)) * tf.cast(op.outputs[0] > 0.0, grad.dtype)
+
+
+@contextlib.contextmanager
+def guided_relu():
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Relu": "GuidedReluNet"}):
+        {body}
+'''
+HAZARDS = {
+    "yield": "yield",
+    "yield-from": "yield from other()",
+    "await": "await other()",
+    "import": "import mymodel",
+    "star-import": "from mymodel import *",
+    "context-object": "with scope:\n            pass",
+}
+
+
+@pytest.mark.parametrize("body", HAZARDS.values(), ids=HAZARDS.keys())
+def test_dissolved_block_that_hands_control_away_is_caught_without_the_block_scan(body, monkeypatch):
+    """The analysis refuses these (GRL101); with that rule switched off the net still does."""
+    source = CONTEXT_MANAGER.replace("{body}", body)
+    if body.startswith("await"):
+        source = source.replace("def guided_relu", "async def guided_relu")
+    assert [d.code for d in migrate_code(source).diagnostics] == ["GRL101"]
+    monkeypatch.setattr(codemod._BodyScan, "__init__", _blind_scan_init)
+    monkeypatch.setattr(codemod._BodyScan, "on_visit", lambda self, node: True)
+    with pytest.raises(SafetyError, match="would remove an override around"):
+        migrate_code(source)
+
+
+def _blind_scan_init(self):
+    self.calls, self.operators, self.nested, self.opaque = [], [], [], []
+
+
+def test_yield_case_is_refused_through_the_cli_with_grl904_and_not_written(tmp_path, monkeypatch):
+    path = tmp_path / "guided.py"
+    path.write_text(CONTEXT_MANAGER.replace("{body}", "yield"))
+    before = path.read_bytes()
+    monkeypatch.setattr(codemod._BodyScan, "visit_Yield", lambda self, node: None)
+    result = cli(path, "--write", "--no-cache")
+    assert result.exit_code == 123, result.output
+    assert f"{path}:1:1: GRL904 the rewrite would remove an override around `yield`" in result.output
+    assert path.read_bytes() == before
+    assert "0 files migrated" in result.output
+
+
+DANN = '''import tensorflow as tf
+
+
+def flip_gradient(x, l=1.0):
+    grad_name = "FlipNet%d" % id(x)
+
+    @tf.RegisterGradient(grad_name)
+    def _flip(op, grad):
+        return [tf.negative(grad) * l]
+
+    print("building", grad_name)
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Identity": grad_name}):
+        y = tf.identity(x)
+    return y
+'''
+
+
+def test_rewriter_that_drops_a_statement_the_plan_never_removed_is_caught(monkeypatch):
+    assert "print(" in migrate_code(DANN).code
+    leave = codemod.Rewriter.leave_SimpleStatementLine
+
+    def drops_prints(self, original, updated):
+        if "print(" in cst.Module(body=[]).code_for_node(original):
+            return self._marker(updated)
+        return leave(self, original, updated)
+
+    monkeypatch.setattr(codemod.Rewriter, "leave_SimpleStatementLine", drops_prints)
+    with pytest.raises(SafetyError, match="would remove a `Expr` statement that is not override machinery"):
+        migrate_code(DANN)
+
+
+def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
+    """A dead-code pass that removed `l = ...` although the gradient still reads it."""
+    source = DANN.replace('    print("building", grad_name)\n', "    l = l * 2.0\n")
+    remove = codemod._Builder.remove_dead_code
+
+    def overzealous(self):
+        remove(self)
+        for stmt in _statements(self.p.module):
+            if cst.Module(body=[]).code_for_node(stmt).strip() == "l = l * 2.0":
+                self.plan.removed_stmts.add(stmt)
+
+    monkeypatch.setattr(codemod._Builder, "remove_dead_code", overzealous)
+    with pytest.raises(SafetyError, match="remove the assignment of `l`, which the rewritten code still reads"):
+        migrate_code(source)
+
+
+def _statements(module):
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node):
+            found.append(node)
+
+    module.visit(Visitor())
+    return found
+
+
+def test_declared_machinery_may_go_and_nothing_else():
+    original = "import a\nx = 1\ny = 2\nwith g.gradient_override_map({}):\n    z = f(x)\n"
+    removed = [("y = 2\n", ())]
+    safety.check(original, "import a\nx = 1\nz = h(x)\n", removed=removed, dissolved=["z = f(x)\n"])
+    with pytest.raises(SafetyError, match="`Import` statement"):
+        safety.check(original, "x = 1\nz = h(x)\n", removed=removed, dissolved=["z = f(x)\n"])
+    with pytest.raises(SafetyError, match="still reads"):
+        safety.check(original, "import a\nx = 1\nz = h(y)\n", removed=removed, dissolved=["z = f(x)\n"])
+    with pytest.raises(SafetyError, match="does not parse"):
+        safety.check(original, "x = (\n", removed=[], dissolved=[])

@@ -1,0 +1,154 @@
+"""The rewrite's safety net: checks on the rewritten text, made with Python's own ``ast`` and
+independent of the libcst analysis that planned the rewrite, so a bug or a gap there fails the
+file (GRL904, nothing written) instead of changing a user's gradients.
+
+1. **Nothing but override machinery disappears.** Every statement of the original must still be
+   in the output, except those the plan declared as machinery (a registration call, a guard, an
+   assignment it proved dead, an import only they used, a gradient function handed to the
+   runtime). Statements are compared by their shape: names, call targets and ``op.inputs[i]``
+   are blurred (the rewrite renames those on purpose); anything else that went missing fails.
+   An assignment removed as dead must not be read any more where it was bound.
+2. **A dissolved override block handed control to no code the tool cannot see.** The body of
+   every ``with ...gradient_override_map(...)`` the rewrite removed must hold no ``yield``,
+   ``await``, import, ``async`` construct, nested definition or non-call context manager: TF1
+   overrides the ops created there, and removing the ``with`` would drop that override silently.
+3. The output parses (the caller also proves that a second run changes nothing).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections import Counter
+
+MARKER = "gradient_override_map"
+RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list")
+_HAZARDS = {
+    ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.Import: "import",
+    ast.ImportFrom: "from ... import", ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+    ast.FunctionDef: "def", ast.AsyncFunctionDef: "async def", ast.ClassDef: "class", ast.Lambda: "lambda",
+}
+
+
+class SafetyError(Exception):
+    """The rewrite did not pass the tool's own checks; the file must not be written."""
+
+
+def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False) -> None:
+    """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery.
+
+    ``removed``: (source, enclosing def/class names) of each statement the plan removes on
+    purpose (compound ones count with everything inside them); ``dissolved``: the source of each
+    statement inside a removed override block; ``whole_module``: the plan replaces the module (a
+    DANN builder becoming a re-export of the runtime), so only check 2 applies."""
+    try:
+        new_tree = ast.parse(new)
+    except SyntaxError as exc:
+        raise SafetyError(f"the rewritten code does not parse ({exc.msg}, line {exc.lineno}); nothing written") from exc
+    for source in dissolved:
+        for node in ast.walk(ast.parse(source)):
+            what = _hazard(node)
+            if what:
+                raise SafetyError(f"the rewrite would remove an override around `{what}`, which runs code the "
+                                  "override applied to; nothing written (please report this)")
+    if whole_module:
+        return
+    allowed = Counter()
+    for source, path in removed:
+        tree = ast.parse(source)
+        allowed.update(_keys(tree, flips=False))
+        _check_not_read(tree, path, new_tree)
+    missing = _keys(ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
+    if missing:
+        kind, shape = sorted(missing)[0]
+        raise SafetyError(f"the rewrite would remove a `{kind}` statement that is not override machinery "
+                          f"({shape[:120]}); nothing written (please report this)")
+
+
+def _check_not_read(removed, path: tuple, new_tree) -> None:
+    """A removed ``name = ...`` (a graph look-up, a name builder, a counter) must not be read any
+    more where it was bound: in the output, the function at ``path`` (or, at module level, the
+    whole module) loads no name it bound."""
+    bound = {t.id for node in removed.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+             for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    if not bound:
+        return
+    scope = new_tree
+    for name in path:
+        scope = next((n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.name == name and n is not scope), None)
+        if scope is None:
+            return  # the whole definition went (a gradient function handed to the runtime)
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound:
+            raise SafetyError(f"the rewrite would remove the assignment of `{node.id}`, which the rewritten code "
+                              f"still reads (line {node.lineno}); nothing written (please report this)")
+
+
+def _hazard(node) -> str | None:
+    what = _HAZARDS.get(type(node))
+    if what:
+        return what
+    if isinstance(node, ast.With) and any(not isinstance(item.context_expr, ast.Call) for item in node.items):
+        return "with " + ast.unparse(next(i.context_expr for i in node.items if not isinstance(i.context_expr, ast.Call)))
+    if isinstance(node, ast.comprehension) and node.is_async:
+        return "async for"
+    return None
+
+
+def _keys(tree, flips: bool) -> Counter:
+    keys = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            keys.update(_statement_keys(node, flips))
+    return keys
+
+
+def _statement_keys(stmt, flips: bool) -> list:
+    kind = type(stmt).__name__
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        items = [item for item in stmt.items if not _is_map_call(item.context_expr)]
+        if not items:
+            return []  # a dissolved override block: its statements are counted one by one
+        return [(kind, ast.dump(_Blur(flips).visit(ast.Tuple([copy.deepcopy(i) for i in items], ast.Load()))))]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(kind, stmt.name)]  # a converted gradient function keeps its name, not its signature
+    if isinstance(stmt, ast.Import):
+        return [(kind, f"{a.name} as {a.asname}") for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [(kind, f"{'.' * stmt.level}{stmt.module} {a.name} as {a.asname}") for a in stmt.names]
+    header = copy.copy(stmt)
+    for field in _BODIES:
+        if hasattr(header, field):
+            setattr(header, field, [])
+    return [(kind, ast.dump(_Blur(flips).visit(copy.deepcopy(header))))]
+
+
+def _is_map_call(node) -> bool:
+    return isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
+        or isinstance(node.func, ast.Name) and node.func.id == MARKER)
+
+
+class _Blur(ast.NodeTransformer):
+    """What the rewrite changes on purpose: names (fresh inputs, renamed gradient functions), call
+    targets (an op call becomes a call of its custom-gradient function; removed TF aliases get
+    their TF2 names) and ``op.inputs[i]`` / ``op.outputs[0]`` (become the function's own names)."""
+
+    def __init__(self, flips: bool):
+        self.flips = flips
+
+    def visit_Name(self, node):
+        return ast.Name("_", ast.Load())
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Attribute) and node.value.attr in ("inputs", "outputs"):
+            return ast.Name("_", ast.Load())
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        flip = self.flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
+        node = self.generic_visit(node)
+        args = node.args[:1] if flip else node.args
+        return ast.Call(ast.Name("_", ast.Load()), args, node.keywords)
