@@ -108,14 +108,23 @@ def test_an_unusable_cache_directory_only_costs_speed(tree, tmp_path, monkeypatc
     assert result.exit_code == 1 and "GRL9" not in result.stderr
 
 
-def test_fingerprint_covers_libcst_and_the_deciding_modules(monkeypatch):
+def test_fingerprint_covers_libcst_and_every_module_of_the_package(monkeypatch, tmp_path):
     base = cache_mod.fingerprint()
     assert cache_mod.fingerprint() == base
     with monkeypatch.context() as patch:
         patch.setattr(cache_mod, "_libcst_version", lambda: "other")
         assert cache_mod.fingerprint() != base
     assert cache_mod.fingerprint() == base
-    monkeypatch.setattr(cache_mod, "DECIDING_MODULES", cache_mod.DECIDING_MODULES[:-1])
+    package = pathlib.Path(cache_mod.__file__).parent
+    copy = tmp_path / "tf_grl_migrate"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache_mod, "__file__", str(copy / "cache.py"))
+    assert cache_mod.fingerprint() == base  # same bytes, same fingerprint
+    for name in ("safety.py", "_tf_renames.py"):  # modules no hand list named
+        (copy / name).write_text((package / name).read_text() + "\n")
+        assert cache_mod.fingerprint() != base
+        (copy / name).write_text((package / name).read_text())
+    (copy / "new_idiom.py").write_text("")
     assert cache_mod.fingerprint() != base
 
 
