@@ -67,6 +67,7 @@ class _Collector(cst.CSTVisitor):
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
         self.name_withs: list[tuple[cst.With, cst.WithItem]] = []
+        self.map_refs: list[cst.Attribute] = []  # every `<expr>.gradient_override_map`, called or not
         self.name_calls: list[cst.Call] = []  # f(...) with a bare name: wrappers named like the API
         self.map_aliases: set[str] = {precheck.MARKER}  # `from m import gradient_override_map as gom`
         self.attr_values: dict[str, list] = {}  # attr -> values of every `<expr>.attr = value` target
@@ -99,6 +100,10 @@ class _Collector(cst.CSTVisitor):
             self.map_calls.append(node)
         elif isinstance(node.func, cst.Name):
             self.name_calls.append(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.value == precheck.MARKER:
+            self.map_refs.append(node)
 
     def visit_ImportAlias(self, node):
         if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
@@ -136,6 +141,11 @@ class _Collector(cst.CSTVisitor):
 
 _OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
                  "affected ops by hand with @tf.custom_gradient")
+
+
+_TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be entered where the tool cannot follow "
+                   "it; TF2 ignores it however it is entered, so rewrite the affected ops by hand with "
+                   "@tf.custom_gradient")
 
 
 def _not_a_graph_message(func: str) -> str:
@@ -438,10 +448,30 @@ class Planner:
         for call in self.collector.map_calls:
             if id(call) not in in_with:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
+        for node in self.taken_as_value():
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", _TAKEN_AS_VALUE))
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)
             site.refusal = self.analyze_site(site)
+
+    def taken_as_value(self) -> list:
+        """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
+        ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
+        found = []
+        for ref in self.collector.map_refs:
+            holder = self.parents.get(ref)
+            called = isinstance(holder, cst.Call) and holder.func is ref
+            stored = isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
+                getattr(holder, "target", None) is ref)
+            if not called and not stored and self.is_graph(ref.value):
+                found.append(ref)
+        for call in self.collector.name_calls:
+            if (call.func.value == "getattr" and len(call.args) >= 2
+                    and isinstance(call.args[1].value, cst.SimpleString)
+                    and call.args[1].value.evaluated_value == precheck.MARKER and self.is_graph(call.args[0].value)):
+                found.append(call)
+        return found
 
     def resolve_dict(self, arg):
         """A dict literal, or a variable bound to one that nothing can change between binding and

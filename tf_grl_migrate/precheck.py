@@ -34,15 +34,20 @@ def screen(code: str):
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    calls, items = [], {}
+    calls, items, loads = [], {}, 0
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
             calls.append(n)
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MARKER
-              or isinstance(n, ast.alias) and n.name == MARKER and n.asname):
-            return None  # a wrapper named like the API (or imported under another name): libcst decides
+              or isinstance(n, ast.alias) and n.name == MARKER and n.asname
+              or isinstance(n, ast.Constant) and n.value == MARKER):
+            return None  # a wrapper named like the API, imported under another name, or getattr(g, "...")
         elif isinstance(n, ast.With):
             items.update((id(item.context_expr), (n, item)) for item in n.items)
+        if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.ctx, ast.Load):
+            loads += 1
+    if loads > len(calls):
+        return None  # the method taken as a value somewhere (or an attribute of that name read): libcst decides
     if not calls:
         return []
     diagnostics = []
