@@ -131,7 +131,7 @@ def test_default_excludes_apply_below_the_top_directory(tree):
 def test_use_runtime_flag():
     result = run("-", "--use-runtime", input=(DANN / "before.py").read_text())
     assert result.exit_code == 0
-    assert result.stdout == "from tf_grl_migrate import FlipGradientBuilder, flip_gradient\n"
+    assert result.stdout == "from tf_grl_migrate import FlipGradientBuilder\n\n\nflip_gradient = FlipGradientBuilder()\n"
 
 
 def test_write_summary_counts_only_files_written(tree):

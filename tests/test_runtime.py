@@ -359,3 +359,66 @@ def test_mirrored_strategy_gives_the_same_gradients():
 def test_importing_the_package_does_not_import_tensorflow():
     code = "import sys, tf_grl_migrate, tf_grl_migrate.cli; assert 'tensorflow' not in sys.modules, 'tf imported'"
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
+
+
+# -- legacy call compatibility (issue: drop-in gaps found by running legacy Keras DANN code) ------
+
+
+def test_a_list_of_numbers_becomes_one_float32_tensor_as_tf_identity_made_it():
+    for value in ([1.0, 2.0], (1, 2.5), [[1.0], [2.0]]):
+        y = flip_gradient(value, 0.5)
+        assert isinstance(y, tf.Tensor) and y.dtype == tf.float32
+        np.testing.assert_array_equal(y.numpy(), np.asarray(value, np.float32))
+    a, b = tf.constant([1.0]), tf.constant([2.0])
+    nested = flip_gradient([a, (b,)], 0.5)  # tensors keep their structure
+    assert isinstance(nested, list) and isinstance(nested[1], tuple)
+
+
+@pytest.mark.parametrize("make", [tf.Variable, keras.Variable], ids=["tf.Variable", "keras.Variable"])
+def test_gradient_reversal_reads_a_variable_lambda_live(make):
+    """Legacy Keras DANN code: K.variable then K.set_value in a callback; never a silent copy."""
+    lam = make(0.5)
+    layer = GradientReversal(hp_lambda=lam)
+    x = tf.constant(X)
+
+    def eager():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x)
+        return tape.gradient(y, x, output_gradients=tf.constant(W))
+
+    traced = tf.function(lambda x: tf.gradients(layer(x), x, grad_ys=tf.constant(W))[0])
+    np.testing.assert_allclose(eager().numpy(), -0.5 * W, rtol=1e-6)
+    np.testing.assert_allclose(traced(x).numpy(), -0.5 * W, rtol=1e-6)
+    lam.assign(0.9)
+    np.testing.assert_allclose(eager().numpy(), -0.9 * W, rtol=1e-6)
+    np.testing.assert_allclose(traced(x).numpy(), -0.9 * W, rtol=1e-6)
+    assert traced.experimental_get_tracing_count() == 1
+    assert layer.hp_lambda == pytest.approx(0.9) and layer.get_config()["hp_lambda"] == pytest.approx(0.9)
+    layer.hp_lambda = 0.25  # the setter writes through to the user's variable
+    assert float(lam.numpy()) == pytest.approx(0.25)
+    np.testing.assert_allclose(eager().numpy(), -0.25 * W, rtol=1e-6)
+
+
+def test_gradient_reversal_rejects_what_it_cannot_read_live():
+    with pytest.raises(TypeError, match="scalar float tf.Variable / keras.Variable"):
+        GradientReversal(hp_lambda="0.5x")
+    with pytest.raises(TypeError, match="scalar float variable"):
+        GradientReversal(hp_lambda=tf.Variable([0.5, 0.5]))
+
+
+def test_reexported_builder_instance_keeps_num_calls(tmp_path):
+    """--use-runtime turns the DANN builder module into the shim's builder plus an instance."""
+    import harness
+
+    from tf_grl_migrate.codemod import migrate_code
+
+    before = (harness.CASES / "rewrite" / "dann_builder_class" / "before.py").read_text()
+    path = tmp_path / "flip_gradient_reexport.py"
+    path.write_text(migrate_code(before, use_runtime=True).code)
+    module = harness.load(path)
+    assert module.flip_gradient.num_calls == 0
+    y = module.flip_gradient(tf.constant(X), 0.5)
+    module.flip_gradient(tf.constant(X))
+    assert module.flip_gradient.num_calls == 2
+    np.testing.assert_array_equal(y.numpy(), X)

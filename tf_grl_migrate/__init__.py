@@ -1,7 +1,8 @@
 """tf_grl_migrate: move TF1 gradient_override_map code to TF2, and a drop-in TF2 gradient reversal.
 
 ``import tf_grl_migrate`` never imports TensorFlow. The runtime names below
-(``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``)
+(``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``,
+``override_gradients``, ``guard``)
 load :mod:`tf_grl_migrate.runtime`, and TensorFlow with it, on first use.
 """
 
@@ -13,6 +14,7 @@ _RUNTIME_NAMES = frozenset(
     {
         "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler",
         "guard", "unguard", "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning",
+        "override_gradients",
     }
 )
 

@@ -1218,7 +1218,8 @@ class _Builder:
 
 
 def _reexport_builder(module: cst.Module, plan: Plan):
-    """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim.
+    """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
+    builder class and a module-level instance of it, as the legacy module had.
 
     Shape: docstring, imports, ``class C`` with ``__init__`` (``self.num_calls = 0``) and
     ``__call__(self, x, l=1.0)`` whose every statement is override plumbing, the counter, the
@@ -1242,12 +1243,15 @@ def _reexport_builder(module: cst.Module, plan: Plan):
             return None
     if cls is None or instance is None or not _is_dann_builder(cls, plan):
         return None
-    names = [("FlipGradientBuilder", cls.name.value), ("flip_gradient", instance)]
-    aliases = ", ".join(n if n == a else f"{n} as {a}" for n, a in names)
-    reexport = cst.parse_statement(f"from tf_grl_migrate import {aliases}\n")
+    # The legacy module-level instance keeps its shape: callable, and carrying `num_calls`.
+    name = cls.name.value
+    alias = "" if name == "FlipGradientBuilder" else f" as {name}"
+    reexport = cst.parse_statement(f"from tf_grl_migrate import FlipGradientBuilder{alias}\n")
     if head:
         reexport = reexport.with_changes(leading_lines=[cst.EmptyLine()])
-    return module.with_changes(body=[*head, reexport])
+    instance_line = cst.parse_statement(f"{instance} = {name}()\n").with_changes(
+        leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return module.with_changes(body=[*head, reexport, instance_line])
 
 
 def _instantiates(stmt, class_name: str) -> bool:

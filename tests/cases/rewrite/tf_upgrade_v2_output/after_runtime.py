@@ -1,1 +1,4 @@
-from tf_grl_migrate import FlipGradientBuilder, flip_gradient
+from tf_grl_migrate import FlipGradientBuilder
+
+
+flip_gradient = FlipGradientBuilder()
