@@ -96,3 +96,11 @@ def test_bytecode_screen_answers_only_for_mentions_outside_code():
     for name in ("dead-if-0", "after-return", "lambda-default", "f-string", "unknown-op"):
         assert not precheck._names_nowhere(SCREEN_SHAPES[name]), name
     assert not precheck._names_nowhere(SCREEN_SHAPES["module-level-return"])  # does not compile: ast decides
+
+
+def test_model_wide_refusal_names_the_runtime_recipe_with_the_blocks_own_map():
+    source = _read(CASES / "refuse" / "model_wide_guided_relu" / "before.py")
+    (diagnostic,) = migrate_code(source).diagnostics
+    assert diagnostic.code == "GRL101"
+    assert 'tf_grl_migrate.override_gradients({"Relu": "GuidedRelu"})' in diagnostic.message
+    assert "tape.gradient(y, x)" in diagnostic.message

@@ -148,6 +148,15 @@ _TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be e
                    "@tf.custom_gradient")
 
 
+def _override_recipe(mapping) -> str:
+    """The runtime answer for a model-wide override (guided backprop, deconvnet, a quantised
+    model): the same map, applied where TF2 computes the gradient."""
+    shown = " ".join(_code(mapping).split())
+    return (f"or keep the registrations and apply the map where the gradient is taken: `with "
+            f"tf_grl_migrate.override_gradients({shown}): grads = tape.gradient(y, x)` (README: \"Guided "
+            "backprop and other model-wide overrides\")")
+
+
 def _not_a_graph_message(func: str) -> str:
     return (f"`{func}` is not provably tf.Graph.gradient_override_map (a wrapper, or a receiver the tool cannot "
             "resolve to a graph); TF2 ignores graph gradient overrides however they are entered, so wrap the "
@@ -568,12 +577,13 @@ class Planner:
         scan = _BodyScan()
         for stmt in site.with_node.body.body:
             stmt.visit(scan)
+        recipe = _override_recipe(mapping)
         if scan.opaque:
             node, what = scan.opaque[0]
             return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
                               f"{self.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
                               "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
-                              "in a @tf.custom_gradient function")
+                              f"in a @tf.custom_gradient function, {recipe}")
         if scan.nested:
             return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
                               "be overridden, so migrate this block by hand with @tf.custom_gradient")
@@ -585,12 +595,10 @@ class Planner:
         for inner in scan.calls:
             op = ops.op_type_of_callable(self.qn(inner.func))
             if op is None:
-                hint = (" (model-wide guided backprop: rebuild the model's activations with a @tf.custom_gradient "
-                        "ReLU whose gradient is the guided one)" if "Relu" in mapped else "")
                 return ("GRL101", f"the override block calls `{_code(inner.func)}`, which may create "
                                   f"{', '.join(repr(k) for k in mapped)} ops the tool cannot see; TF2 ignores "
                                   "gradient_override_map, so wrap those ops yourself in a @tf.custom_gradient "
-                                  f"function{hint}")
+                                  f"function, {recipe}")
             if op.name not in mapped:
                 continue
             if len(inner.args) != op.arity or any(a.keyword is not None or a.star for a in inner.args):
