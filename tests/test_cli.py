@@ -165,3 +165,18 @@ def test_dry_run_of_dot_applies_with_git(tree, monkeypatch):
     diff = run(".", "-j", "1", "--no-cache").stdout
     subprocess.run([git, "apply", "-"], input=diff, text=True, check=True, env=env)
     assert run(".", "--check", "-j", "1", "--no-cache").exit_code == 0
+
+
+def test_keras_engine_import_gets_a_note_not_a_failure(tmp_path):
+    path = tmp_path / "grl_layer.py"
+    path.write_text("from keras.engine import Layer\n" + (DANN / "before.py").read_text())
+    result = run(path, "--write", "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert f"{path}:1:1: GRL201 note: this file imports keras.engine" in result.output
+    assert "tf_grl_migrate.GradientReversal" in result.output
+    assert "1 file migrated, 0 sites refused, 0 files failed, 1 checked" in result.output
+    assert run(path, "--check", "--no-cache").exit_code == 0  # migrated: nothing left to say
+    path.write_text("from keras.engine import Layer\n" + (DANN / "before.py").read_text())
+    data = json.loads(run(path, "--format", "json", "--no-cache").stdout)
+    assert [(d["code"], d["severity"]) for d in data["files"][0]["diagnostics"]] == [("GRL201", "note")]
+    assert data["totals"]["refused"] == 0

@@ -1323,6 +1323,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Res
     if not sites:
         return Result(code, diagnostics)
     plan = _Builder(planner, sites, use_runtime).build()
+    diagnostics = sorted([*diagnostics, *_keras_engine_notes(planner)])
     removed, dissolved = plan.machinery(planner.parents)
     if use_runtime:
         reexport = _reexport_builder(wrapper.module, plan)
@@ -1333,6 +1334,24 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Res
     new_code = _keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved)
     return Result(new_code, diagnostics)
+
+
+def _keras_engine_notes(planner: Planner) -> list[Diagnostic]:
+    """A migrated file that imports ``keras.engine`` (gone in Keras 3, where legacy Keras DANN
+    layers import ``Layer`` from) still fails at import under TF2: say which drop-in to use."""
+    notes = []
+    for stmt in planner.module.body:
+        if not _is_import_line(stmt):
+            continue
+        for small in stmt.body:
+            names = ([_code(a.name) for a in small.names] if isinstance(small, cst.Import)
+                     else [_code(small.module)] if small.module is not None else [])
+            if any(n == "keras.engine" or n.startswith("keras.engine.") for n in names):
+                notes.append(Diagnostic(*planner.pos(stmt), "GRL201",
+                                        "note: this file imports keras.engine, which Keras 3 (TF >= 2.16) removed; "
+                                        "import Layer from keras (keras.layers.Layer), or use "
+                                        "tf_grl_migrate.GradientReversal as a drop-in gradient reversal layer"))
+    return notes
 
 
 def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:

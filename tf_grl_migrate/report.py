@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
+# 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).
 # 9xx: a file the tool could not process (file left unchanged).
 CODES = {
     "GRL101": "override block calls code the tool cannot see into",
@@ -21,6 +22,7 @@ CODES = {
     "GRL112": "notebook cell with IPython magics or a syntax error holds an override",
     "GRL113": "gradient_override_map that is not provably tf.Graph's (a wrapper, or an unresolved receiver)",
     "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
+    "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
     "GRL901": "cannot read or decode file",
     "GRL902": "cannot parse file",
     "GRL903": "internal error while transforming file",
@@ -48,7 +50,12 @@ class Diagnostic(NamedTuple):
 
     @property
     def severity(self) -> str:
-        return "error"
+        return "note" if self.code.startswith("GRL2") else "error"
+
+    @property
+    def is_refusal(self) -> bool:
+        """A site the tool left unchanged (1xx)."""
+        return self.code.startswith("GRL1")
 
     @property
     def is_failure(self) -> bool:
@@ -97,14 +104,14 @@ class FileReport:
 
     @property
     def refused(self) -> bool:
-        return any(not d.is_failure for d in self.diagnostics)
+        return any(d.is_refusal for d in self.diagnostics)
 
 
 def totals(reports: list[FileReport]) -> dict:
     return {
         "files": len(reports),
         "changed": sum(r.changed for r in reports),
-        "refused": sum(not d.is_failure for r in reports for d in r.diagnostics),
+        "refused": sum(d.is_refusal for r in reports for d in r.diagnostics),
         "failed": sum(r.failed for r in reports),
     }
 
