@@ -1,6 +1,8 @@
 """tf_grl_migrate: move TF1 gradient_override_map code to TF2, and a drop-in TF2 gradient reversal.
 
-``import tf_grl_migrate`` never imports TensorFlow. The runtime names below
+The migrator's Python API (``migrate_source``, ``migrate_paths``, see :mod:`tf_grl_migrate.api`)
+never imports TensorFlow; ``import tf_grl_migrate`` imports neither TensorFlow nor libcst. The
+runtime names below
 (``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``,
 ``override_gradients``, ``guard``)
 load :mod:`tf_grl_migrate.runtime`, and TensorFlow with it, on first use.
@@ -18,21 +20,26 @@ _RUNTIME_NAMES = frozenset(
     }
 )
 
-__all__ = sorted(_RUNTIME_NAMES | {"__version__"})
+_API_NAMES = frozenset({"migrate_source", "migrate_paths", "MigrationResult", "Diagnostic", "FileReport"})
+
+__all__ = sorted(_RUNTIME_NAMES | _API_NAMES | {"__version__"})
 
 
 def __getattr__(name):
-    if name in _RUNTIME_NAMES:
-        from . import runtime
+    if name in _RUNTIME_NAMES or name in _API_NAMES:
+        if name in _API_NAMES:
+            from . import api as module
+        else:
+            from . import runtime as module
 
-        value = getattr(runtime, name)
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tf_grl_migrate' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _RUNTIME_NAMES)
+    return sorted(set(globals()) | _RUNTIME_NAMES | _API_NAMES)
 
 
 # Opt-in: TF_GRL_MIGRATE_GUARD=raise|warn turns the runtime guard on at import (this one case

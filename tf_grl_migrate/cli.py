@@ -11,70 +11,32 @@ import sys
 
 import click
 
-from . import __version__, report
-from .cache import Cache
-from .files import CANDIDATE, NotCached, decode, discover, migrate_text, process_file, read
-from .report import FileReport
+from . import __version__, api, report
+from .files import decode, migrate_text
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
 
 
-def _process(args):
-    return process_file(*args)
+class _Progress:
+    """A progress bar on stderr, opened once a run turns out to have PROGRESS_MIN_FILES files."""
 
+    def __init__(self, enabled):
+        self.enabled, self.bar = enabled, None
 
-def _run_all(paths, write, want_diff, use_runtime, jobs, progress, cache=None):
-    """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
-    process pool as soon as the first turns up, so the workers import libcst and analyse while
-    reading goes on. Results in path order."""
-    reports = [None] * len(paths)
-    work = []  # (index, args) that need libcst
-    pool = None
-    futures = {}
-    with _progress(len(paths), progress) as bar:
-        try:
-            for i, path in enumerate(paths):
-                raw, failure = read(path)
-                if failure is not None or CANDIDATE not in raw:
-                    reports[i] = failure or FileReport(path)
-                    bar.update(1)
-                    continue
-                try:
-                    reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
-                    bar.update(1)
-                    continue
-                except NotCached:
-                    work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
-                if jobs > 1:
-                    if pool is None:
-                        from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
-
-                        pool = ProcessPoolExecutor(max_workers=jobs)
-                    futures[i] = pool.submit(_process, work[-1][1])
-            for i, args in work:
-                reports[i] = futures[i].result() if i in futures else _process(args)
-                bar.update(1)
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
-    return reports
-
-
-class _NoBar:
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
         return False
 
-    def update(self, n):
-        pass
-
-
-def _progress(total, enabled):
-    if not enabled:
-        return _NoBar()
-    return click.progressbar(length=total, label="tf-grl-migrate", file=sys.stderr)
+    def update(self, done, total):
+        if self.bar is None and self.enabled and total >= PROGRESS_MIN_FILES:
+            self.bar = click.progressbar(length=total, label="tf-grl-migrate", file=sys.stderr).__enter__()
+            self.bar.update(done - 1)
+        if self.bar is not None:
+            self.bar.update(1)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -110,12 +72,12 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise click.UsageError(f"no such file or directory: {missing[0]}")
-    files = discover(paths, exclude, extend_exclude)
     want_diff = fmt == "text" and not write and not check
-    progress = not quiet and fmt == "text" and len(files) >= PROGRESS_MIN_FILES and sys.stderr.isatty()
-    cache = None if no_cache else Cache()
-    reports = _run_all(files, write and not check, want_diff, use_runtime, jobs or os.cpu_count() or 1, progress,
-                       cache)
+    progress = not quiet and fmt == "text" and sys.stderr.isatty()
+    with _Progress(progress) as bar:
+        reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
+                                    exclude=exclude, extend_exclude=extend_exclude, jobs=jobs, cache=not no_cache,
+                                    on_progress=bar.update)
     _emit(reports, write and not check, check, fmt, quiet)
     sys.exit(report.exit_status(reports, check))
 
@@ -124,7 +86,11 @@ def _stdin(check, use_runtime, fmt) -> int:
     try:
         text = decode(sys.stdin.buffer.read()).text
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        click.echo(f"-:1:1: GRL901 cannot decode: {exc}", err=True)
+        failed = report.FileReport("-", diagnostics=[report.Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
+        if fmt == "json":
+            click.echo(report.to_json([failed], write=False))
+        else:
+            click.echo(failed.diagnostics[0].format("-"), err=True)
         return report.EXIT_FAILED
     new, rep = migrate_text("-", text, use_runtime)
     if fmt == "json":

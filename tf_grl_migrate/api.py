@@ -1,0 +1,138 @@
+"""The stable Python API, also what the command line is built on. Never imports TensorFlow
+(nor libcst, until a file needs analysing).
+
+    from tf_grl_migrate import migrate_source, migrate_paths
+
+    result = migrate_source(code, use_runtime=False)
+    result.code, result.changed, [(d.code, d.line, d.col, d.message) for d in result.diagnostics]
+
+    for report in migrate_paths(["src/"], write=False):
+        report.path, report.changed, report.written, report.diagnostics, report.diff
+
+Neither raises for a bad file: what could not be read, decoded, parsed or written becomes a
+diagnostic of that file (codes GRL9xx; see ``tf_grl_migrate.report.CODES``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable, NamedTuple
+
+from .report import Diagnostic, FileReport
+
+__all__ = ["MigrationResult", "migrate_source", "migrate_paths", "Diagnostic", "FileReport"]
+
+
+class MigrationResult(NamedTuple):
+    """The migrated text and the diagnostics (sorted by line, column and code)."""
+
+    code: str
+    diagnostics: list[Diagnostic]
+    original: str
+
+    @property
+    def changed(self) -> bool:
+        return self.code != self.original
+
+
+def migrate_source(source: str, *, use_runtime: bool = False, path: str = "<string>") -> MigrationResult:
+    """Migrate one module's source text; ``source`` is returned unchanged where nothing can be
+    migrated or the text cannot be parsed (then a GRL902 diagnostic says where; a text that does
+    not mention ``gradient_override_map`` at all is not parsed, it has nothing to migrate).
+
+    ``use_runtime``: exact gradient reversals call ``tf_grl_migrate.flip_gradient`` and a module
+    that only holds the DANN builder re-exports the shim's, instead of inline
+    ``@tf.custom_gradient`` code. ``path`` only names the text in messages."""
+    from .files import migrate_text
+
+    if not isinstance(source, str):
+        raise TypeError(f"migrate_source takes the source as str, got {type(source).__name__} (decode bytes first)")
+    new, report = migrate_text(path, source, use_runtime)
+    return MigrationResult(new, sorted(report.diagnostics), source)
+
+
+def migrate_paths(
+    paths: Iterable[str | os.PathLike],
+    *,
+    write: bool = False,
+    use_runtime: bool = False,
+    diff: bool = False,
+    exclude: str | None = None,
+    extend_exclude: str | None = None,
+    jobs: int | None = 1,
+    cache: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> list[FileReport]:
+    """Migrate every ``.py`` / ``.ipynb`` file under ``paths`` (directories are walked with the
+    default excludes, or ``exclude`` / ``extend_exclude`` regular expressions; named files are
+    always processed); one :class:`FileReport` per file, in path order.
+
+    ``write`` rewrites files in place (atomically; encoding, BOM and newlines kept); ``diff`` fills
+    ``report.diff`` with a unified diff; ``jobs`` worker processes (None: every core); ``cache``
+    answers files seen before from the result cache (``TF_GRL_MIGRATE_CACHE_DIR``);
+    ``on_progress(done, total)`` is called once per file done (a progress bar). A path that does
+    not exist is reported as a GRL901 failure of that path."""
+    from .files import discover
+
+    paths = [os.fspath(p) for p in paths]
+    missing = [FileReport(p, diagnostics=[Diagnostic(1, 1, "GRL901", "cannot read: no such file or directory")])
+               for p in paths if not os.path.exists(p)]
+    files = discover([p for p in paths if os.path.exists(p)], exclude, extend_exclude)
+    store = None
+    if cache:
+        from .cache import Cache
+
+        store = Cache()
+    done = [0]
+
+    def on_file():
+        done[0] += 1
+        if on_progress is not None:
+            on_progress(done[0], len(files))
+
+    reports = _run_all(files, write, diff, use_runtime, jobs or os.cpu_count() or 1, on_file, store)
+    return sorted(missing + reports, key=lambda r: r.path) if missing else reports
+
+
+def _process(args):
+    from .files import process_file
+
+    return process_file(*args)
+
+
+def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None):
+    """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
+    process pool as soon as the first turns up, so the workers import libcst and analyse while
+    reading goes on. Results in path order."""
+    from .files import CANDIDATE, NotCached, process_file, read
+
+    reports = [None] * len(paths)
+    work = []  # (index, args) that need libcst
+    pool = None
+    futures = {}
+    try:
+        for i, path in enumerate(paths):
+            raw, failure = read(path)
+            if failure is not None or CANDIDATE not in raw:
+                reports[i] = failure or FileReport(path)
+                on_file()
+                continue
+            try:
+                reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
+                on_file()
+                continue
+            except NotCached:
+                work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
+            if jobs > 1:
+                if pool is None:
+                    from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
+
+                    pool = ProcessPoolExecutor(max_workers=jobs)
+                futures[i] = pool.submit(_process, work[-1][1])
+        for i, args in work:
+            reports[i] = futures[i].result() if i in futures else _process(args)
+            on_file()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return reports
