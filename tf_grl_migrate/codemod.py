@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import (
     Assignment,
+    ClassScope,
     ImportAssignment,
     MetadataWrapper,
     PositionProvider,
@@ -879,10 +880,13 @@ def _import_insertion_point(body, markers) -> int:
 
 
 def _enclosing_scopes(scope) -> list:
-    """``scope`` and every scope around it, out to the module (whose parent is itself)."""
+    """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
+    it out to the module (whose parent is itself), less class bodies around it: Python hides a
+    class body's names from the methods and functions nested in it."""
     chain = []
     while scope is not None and scope not in chain:
-        chain.append(scope)
+        if not chain or not isinstance(scope, ClassScope):
+            chain.append(scope)
         scope = scope.parent
     return chain
 
