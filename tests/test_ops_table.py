@@ -33,6 +33,8 @@ def test_callable_creates_exactly_that_op_type(op, name):
     specs = [tf.TensorSpec([3, 3], tf.float32)] * op.arity
     graph = tf.function(lambda *args: fn(*args)).get_concrete_function(*specs).graph
     assert op.name in {o.type for o in graph.get_operations()}
+    named = tf.function(lambda *args: fn(*args, name="forwarded")).get_concrete_function(*specs).graph
+    assert any(o.type == op.name and o.name.startswith("forwarded") for o in named.get_operations())
 
 
 def test_canonical_names():

@@ -48,6 +48,7 @@ class Registration:
     forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
     arity: int = 1
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
+    name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
 
 
 @dataclass(eq=False)
@@ -593,6 +594,7 @@ class Planner:
             if op_name in mapped:
                 return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
                                   "overridden; rewrite them by hand with @tf.custom_gradient")
+        by_type = {op.name: target for op, target in site.entries}
         for inner in scan.calls:
             op = ops.op_type_of_callable(self.qn(inner.func))
             if op is None:
@@ -602,9 +604,9 @@ class Planner:
                                   f"function, {recipe}")
             if op.name not in mapped:
                 continue
-            if len(inner.args) != op.arity or any(a.keyword is not None or a.star for a in inner.args):
-                return ("GRL108", f"`{_code(inner)}` passes arguments the rewrite cannot forward (keywords or a "
-                                  "different count); rewrite it by hand with @tf.custom_gradient")
+            refusal = self.check_call_arguments(inner, op, by_type[op.name])
+            if refusal:
+                return refusal
             site.calls.append((inner, op))
         visible = _enclosing_scopes(self.scopes.get(site.with_node))
         for op, target in site.entries:
@@ -613,6 +615,32 @@ class Planner:
             if self.scopes.get(target.stmt if target.kind != "decorator" else target.fdef) not in visible:
                 return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
                                   "cannot see it; move it to module level and migrate again")
+        return None
+
+    def check_call_arguments(self, call: cst.Call, op: ops.OpType, target):
+        """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
+        its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
+        it), which the generated function passes on. A straight-through function is generated
+        beside the block, so its ``name=`` may be any expression without calls (read when the op is
+        created, as before); a registration's function lives where the registration was, so there
+        it must be a literal, the same at every use."""
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = [a for a in call.args if a.keyword is not None]
+        if (len(positional) != op.arity or any(a.star for a in call.args)
+                or any(a.keyword.value != "name" for a in keywords)):
+            return ("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
+                              "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
+        if not keywords:
+            return None
+        value = keywords[0].value
+        if target == "builtin":
+            if not _is_plain(value) or isinstance(self.scopes.get(call), ClassScope) and _load_names(value):
+                return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
+                                  "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
+        elif not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a string literal, and the gradient "
+                              f"registered as {_code(target.name_expr)} is defined elsewhere, where that expression "
+                              "may mean something else; rewrite it by hand with @tf.custom_gradient")
         return None
 
     def match_target(self, value):
@@ -651,6 +679,12 @@ class Planner:
                 if reg.refusal is None and len(op_types) > 1:
                     reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of several op types "
                                              f"({', '.join(sorted(op_types))}); migrate it by hand")
+                    changed = True
+                names = {_name_keyword_code(call) for s in users if not s.refusal
+                         for call, op in s.calls if dict((o.name, t) for o, t in s.entries).get(op.name) is reg}
+                if reg.refusal is None and len(names) > 1:
+                    reg.refusal = ("GRL108", f"the uses of the gradient registered as {_code(reg.name_expr)} pass "
+                                             "different `name=` values; rewrite them by hand with @tf.custom_gradient")
                     changed = True
                 if reg.refusal is None and any(s.refusal for s in users):
                     reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
@@ -765,10 +799,16 @@ class Rewriter(cst.CSTTransformer):
         return updated
 
     def _fix_block(self, body):
-        """Drop the markers; returns (statements, comment lines a carrier left with nothing after it)."""
+        """Drop the markers; returns (statements, comment lines left with nothing after them).
+
+        Comments never go with what the rewrite removes: a carrier's (a dissolved block's trailing
+        comments) and those above a removed statement (``# use a straight-through estimator`` over
+        ``g = tf.get_default_graph()``) move, with their blank lines, to the next statement."""
         out, pending, removed_first, carried = [], None, False, []
         for stmt in body:
-            if id(stmt) in self.carriers:
+            commented = any(line.comment is not None for line in stmt.leading_lines)
+            if id(stmt) in self.carriers or id(stmt) in self.markers and commented:
+                removed_first = removed_first or (not out and id(stmt) not in self.carriers)
                 carried.extend(stmt.leading_lines)
                 continue
             if id(stmt) in self.markers:
@@ -898,7 +938,31 @@ def _bound_name(alias: cst.ImportAlias) -> str:
 
 
 def _renamer(name: str):
-    return lambda updated: updated.with_changes(func=cst.Name(name))
+    """The call of the custom-gradient function: same positional inputs; `name=` now lives inside it
+    (tf.custom_gradient functions take no keywords in graph mode)."""
+    def build(updated: cst.Call) -> cst.Call:
+        args = [a for a in updated.args if a.keyword is None]
+        if len(args) != len(updated.args):
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(func=cst.Name(name), args=args)
+    return build
+
+
+def _name_keyword_code(call: cst.Call) -> str | None:
+    return next((_code(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
+
+
+_PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def _is_plain(expr) -> bool:
+    """A value read without running code the tool cannot see: names, attributes, literals and
+    ``+`` / ``%`` of them (``"scope/" + name``)."""
+    if isinstance(expr, cst.Attribute):
+        return _is_plain(expr.value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
+        return _is_plain(expr.left) and _is_plain(expr.right)
+    return isinstance(expr, _PLAIN)
 
 
 def _is_docstring(stmt) -> bool:
@@ -1000,6 +1064,7 @@ class _Builder:
                     continue
                 if target not in calls_by_reg:
                     target.forward, target.arity = call.func, op.arity
+                    target.name_keyword = _name_keyword_code(call)
                 calls_by_reg.setdefault(target, []).append(call)
         for reg, calls in calls_by_reg.items():
             scale = self.runtime_scale(reg, calls) if self.use_runtime else None
@@ -1017,6 +1082,8 @@ class _Builder:
     def runtime_scale(self, reg: Registration, calls):
         """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
         if reg.arity != 1 or ops.op_type_of_callable(self.p.qn(reg.forward)) is not ops.OP_TYPES["Identity"]:
+            return None
+        if reg.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
             return None
         if reg.op_refs or reg.refusal:
             return None
@@ -1111,17 +1178,20 @@ class _Builder:
         return reg.callable_name
 
     def builtin_def(self, site: Site, call: cst.Call, op: ops.OpType) -> str:
-        """One generated pass-through gradient per block and op type, defined just before the block."""
-        cached = self.builtins.get((site.with_node, op.name))
+        """One generated pass-through gradient per block, op type and `name=`, defined just before
+        the block (so `name=` reads the same variables, when the op is created, as before)."""
+        keyword = _name_keyword_code(call)
+        cached = self.builtins.get((site.with_node, op.name, keyword))
         if cached:
             return cached
         name = _fresh(f"_{op.name.lower()}_straight_through", self.taken)
-        self.builtins[(site.with_node, op.name)] = name
+        self.builtins[(site.with_node, op.name, keyword)] = name
+        forwarded = "" if keyword is None else f", name={keyword}"
         src = (f"@{self.tf}.custom_gradient\n"
                f"def {name}(x):\n"
                f"    def grad_fn(dy):\n"
                f"        return dy\n"
-               f"    return {_code(call.func)}(x), grad_fn\n")
+               f"    return {_code(call.func)}(x{forwarded}), grad_fn\n")
         self.plan.before_with.setdefault(site.with_node, []).append(cst.parse_statement(src))
         return name
 
@@ -1136,7 +1206,8 @@ class _Builder:
                 raise SafetyError(f"op.inputs[{index}] of a {reg.arity}-input op")
             self.plan.op_refs[sub] = inputs[index] if kind == "in" else output
         grad_param = fdef.params.params[1].name.value
-        forward = f"{_code(reg.forward)}({', '.join(inputs)})"
+        keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
+        forward = f"{_code(reg.forward)}({', '.join(inputs)}{keyword})"
         if output:
             tail = (f"    {output} = {forward}\n    def {grad_fn}({grad_param}):\n        pass\n"
                     f"    return {output}, {grad_fn}\n")

@@ -4,7 +4,8 @@ For each op type that the migrator can rewrite: the callables that create it (ca
 qualified names, see :func:`canonical`) and the number of tensor inputs its gradient
 function receives. ``tests/test_ops_table.py`` traces every callable here in a
 ``tf.function`` against the installed TensorFlow and asserts the graph holds an op of
-exactly that type. An op type not in this table is refused, never guessed.
+exactly that type, and that the callable takes ``name=`` (which the rewrite forwards into the
+custom-gradient function). An op type not in this table is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ OP_TYPES: dict[str, OpType] = {
             "tensorflow.python.ops.gen_math_ops.mat_mul"),
         _op("Maximum", 2, "tensorflow.maximum", "tensorflow.math.maximum", "tensorflow.python.ops.math_ops.maximum",
             "tensorflow.python.ops.gen_math_ops.maximum"),
+        _op("Minimum", 2, "tensorflow.minimum", "tensorflow.math.minimum", "tensorflow.python.ops.math_ops.minimum",
+            "tensorflow.python.ops.gen_math_ops.minimum"),
+        _op("Exp", 1, "tensorflow.exp", "tensorflow.math.exp", "tensorflow.python.ops.math_ops.exp",
+            "tensorflow.python.ops.gen_math_ops.exp"),
     )
 }
 

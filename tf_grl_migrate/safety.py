@@ -134,7 +134,8 @@ def _is_map_call(node) -> bool:
 class _Blur(ast.NodeTransformer):
     """What the rewrite changes on purpose: names (fresh inputs, renamed gradient functions), call
     targets (an op call becomes a call of its custom-gradient function; removed TF aliases get
-    their TF2 names) and ``op.inputs[i]`` / ``op.outputs[0]`` (become the function's own names)."""
+    their TF2 names), an op's ``name=`` (passed on inside that function) and ``op.inputs[i]`` /
+    ``op.outputs[0]`` (become the function's own names)."""
 
     def __init__(self, flips: bool):
         self.flips = flips
@@ -151,4 +152,5 @@ class _Blur(ast.NodeTransformer):
         flip = self.flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         node = self.generic_visit(node)
         args = node.args[:1] if flip else node.args
-        return ast.Call(ast.Name("_", ast.Load()), args, node.keywords)
+        keywords = [k for k in node.keywords if k.arg != "name"]  # an op's `name=` moves into its custom gradient
+        return ast.Call(ast.Name("_", ast.Load()), args, keywords)

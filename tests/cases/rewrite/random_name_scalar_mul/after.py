@@ -2,6 +2,7 @@ import tensorflow as tf
 
 
 def reverse_gradient(x, l=1.0):
+    # a random name so that every call registers its own gradient
     @tf.custom_gradient
     def _reverse(x):
         def grad_fn(grad):
