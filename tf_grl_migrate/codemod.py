@@ -608,13 +608,21 @@ class Planner:
             if refusal:
                 return refusal
             site.calls.append((inner, op))
-        visible = _enclosing_scopes(self.scopes.get(site.with_node))
+        here = self.scopes.get(site.with_node)
+        visible = _enclosing_scopes(here)
         for op, target in site.entries:
             if target == "builtin":
                 continue
-            if self.scopes.get(target.stmt if target.kind != "decorator" else target.fdef) not in visible:
+            registration = target.stmt if target.kind != "decorator" else target.fdef
+            if self.scopes.get(registration) not in visible:
                 return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
                                   "cannot see it; move it to module level and migrate again")
+            # TF1 needs the registration only when gradients are taken; the migrated call needs its
+            # function when the op is created: in one scope, the registration must come first
+            if self.scopes.get(registration) is here and self.pos(registration)[0] > self.pos(site.with_node)[0]:
+                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+                                  f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
+                                  "function exists; move the registration above the block and migrate again")
         return None
 
     def check_call_arguments(self, call: cst.Call, op: ops.OpType, target):
