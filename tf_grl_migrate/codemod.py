@@ -49,6 +49,7 @@ class Registration:
     arity: int = 1
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
+    rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
 
 
 @dataclass(eq=False)
@@ -425,6 +426,27 @@ class Planner:
                 reg.uses_output |= kind == "out"
         reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
         self.check_removed_aliases(reg)
+        self.check_def_name(reg)
+
+    def check_def_name(self, reg: Registration):
+        """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
+        "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
+        would shadow the first at every call. Such a function gets a fresh name, unless the name is
+        also read somewhere (renaming would break that reader): then it is refused."""
+        if reg.refusal or reg.kind == "factory":
+            return
+        bindings = self.scopes.get(reg.fdef).assignments[reg.fdef.name.value]
+        if len(bindings) < 2:
+            return
+        readers = [a.node for b in bindings for a in b.references if reg.kind == "decorator" or
+                   not _inside(a.node, reg.stmt, self.parents)]
+        if reg.kind != "decorator" or readers:
+            line = self.pos(readers[0])[0] if readers else self.pos(reg.stmt)[0]
+            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope (line "
+                                     f"{line}), so the tool cannot tell which one each use means; give each gradient "
+                                     "function its own name and migrate again")
+            return
+        reg.rename = True
 
     def check_removed_aliases(self, reg: Registration):
         """The body moves into TF2 code verbatim: names TensorFlow removed in 1.0 (``tf.neg``, still in
@@ -927,6 +949,14 @@ def _import_insertion_point(body, markers) -> int:
     return at
 
 
+def _inside(node, ancestor, parents) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = parents.get(node)
+    return False
+
+
 def _enclosing_scopes(scope) -> list:
     """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
     it out to the module (whose parent is itself), less class bodies around it: Python hides a
@@ -1175,7 +1205,7 @@ class _Builder:
 
     def callable_name(self, reg: Registration) -> str:
         if not reg.callable_name:
-            if reg.kind == "factory":
+            if reg.kind == "factory" or reg.rename:
                 base = reg.fdef.name.value
                 if reg.name_key and reg.name_key[0] == "str":
                     base = "_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", reg.name_key[1]).lower().strip("_")
@@ -1221,7 +1251,8 @@ class _Builder:
                     f"    return {output}, {grad_fn}\n")
         else:
             tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
-        template = cst.parse_statement(f"@{self.tf}.custom_gradient\ndef {fdef.name.value}({', '.join(inputs)}):\n{tail}")
+        defined = self.callable_name(reg) if reg.rename else fdef.name.value
+        template = cst.parse_statement(f"@{self.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n{tail}")
         inner_index = 1 if output else 0
 
         def build(updated: cst.FunctionDef) -> cst.FunctionDef:

@@ -112,8 +112,10 @@ def _statement_keys(stmt, flips: bool) -> list:
         if not items:
             return []  # a dissolved override block: its statements are counted one by one
         return [(kind, ast.dump(_Blur(flips).visit(ast.Tuple([copy.deepcopy(i) for i in items], ast.Load()))))]
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [(kind, stmt.name)]  # a converted gradient function keeps its name, not its signature
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [(kind, "def")]  # a converted gradient function changes its signature (and a shared name)
+    if isinstance(stmt, ast.ClassDef):
+        return [(kind, stmt.name)]
     if isinstance(stmt, ast.Import):
         return [(kind, f"{a.name} as {a.asname}") for a in stmt.names]
     if isinstance(stmt, ast.ImportFrom):
