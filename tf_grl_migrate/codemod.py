@@ -71,6 +71,7 @@ class _Collector(cst.CSTVisitor):
         self.map_calls: list[cst.Call] = []
         self.name_withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_refs: list[cst.Attribute] = []  # every `<expr>.gradient_override_map`, called or not
+        self.private_refs: list[cst.Attribute] = []  # `g._gradient_override_map`: TF's private dict
         self.name_calls: list[cst.Call] = []  # f(...) with a bare name: wrappers named like the API
         self.map_aliases: set[str] = {precheck.MARKER}  # `from m import gradient_override_map as gom`
         self.attr_values: dict[str, list] = {}  # attr -> values of every `<expr>.attr = value` target
@@ -107,6 +108,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Attribute(self, node):
         if node.attr.value == precheck.MARKER:
             self.map_refs.append(node)
+        elif node.attr.value == precheck.PRIVATE:
+            self.private_refs.append(node)
 
     def visit_ImportAlias(self, node):
         if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
@@ -483,6 +486,8 @@ class Planner:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
         for node in self.taken_as_value():
             self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", _TAKEN_AS_VALUE))
+        for node in self.collector.private_refs:
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", precheck.PRIVATE_MAP_MESSAGE))
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)

@@ -4,10 +4,17 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 from __future__ import annotations
 
 MARKER = "gradient_override_map"
+PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
 
 
 def may_hold_override(code: str) -> bool:
     return MARKER in code
+
+
+PRIVATE_MAP_MESSAGE = (
+    "this code uses the graph's private `_gradient_override_map` dict, which TF2 ignores like the map itself; "
+    "rewrite the affected ops by hand with @tf.custom_gradient (or use tf_grl_migrate.override_gradients where "
+    "the gradient is taken)")
 
 
 def unknown_op_message(op_name: str) -> str:
@@ -34,7 +41,7 @@ def screen(code: str):
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    calls, items, loads = [], {}, 0
+    calls, items, loads, private = [], {}, 0, []
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
             calls.append(n)
@@ -46,11 +53,13 @@ def screen(code: str):
             items.update((id(item.context_expr), (n, item)) for item in n.items)
         if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.ctx, ast.Load):
             loads += 1
+        elif isinstance(n, ast.Attribute) and n.attr == PRIVATE:  # the graph's private map, written or read
+            private.append(Diagnostic(n.lineno, n.col_offset + 1, "GRL111", PRIVATE_MAP_MESSAGE))
     if loads > len(calls):
         return None  # the method taken as a value somewhere (or an attribute of that name read): libcst decides
     if not calls:
-        return []
-    diagnostics = []
+        return sorted(private)
+    diagnostics = private
     for call in calls:
         with_node, item = items.get(id(call), (None, None))
         if with_node is None or item.optional_vars is not None or len(call.args) != 1 or call.keywords:
@@ -83,7 +92,7 @@ def _names_nowhere(code: str) -> bool:
 
 
 def _names_in(code_object) -> bool:
-    if MARKER in code_object.co_names:
+    if MARKER in code_object.co_names or PRIVATE in code_object.co_names:
         return True
     return any(hasattr(const, "co_names") and _names_in(const) for const in code_object.co_consts)
 
