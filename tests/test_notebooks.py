@@ -1,6 +1,7 @@
 """Notebooks: cells migrated together, magics and broken cells left alone, JSON kept byte for byte."""
 
 import json
+import re
 
 import nbformat
 import numpy as np
@@ -138,3 +139,59 @@ def test_json_formatting_that_cannot_be_reproduced_is_refused_untouched(tmp_path
     result = run(path, "--write")
     assert result.exit_code == 123 and "GRL906" in result.stderr
     assert path.read_bytes() == before
+
+
+MAGIC_LINES = ["%matplotlib inline", "!pip install -q numpy", "files = !ls", "tf.identity?", "  %time 1 + 1"]
+
+
+def test_cells_with_magics_are_migrated_and_keep_their_magics_byte_for_byte(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    cells = [
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport tensorflow as tf\n!pip install -q numpy"),
+        nbformat.v4.new_code_cell("%%time\n" + REGISTER + "\nfiles = !ls\ntf.identity?\n" + USE),
+        nbformat.v4.new_code_cell("def straight(x):\n    if x is None:\n      %time 1 + 1\n"
+                                  "    with tf.get_default_graph().gradient_override_map({'Sign': 'Identity'}):\n"
+                                  "        return tf.sign(x)"),
+        nbformat.v4.new_code_cell("%%bash\necho 'with g.gradient_override_map({})'"),
+        nbformat.v4.new_code_cell("def opaque(x):\n    with tf.get_default_graph().gradient_override_map("
+                                  "{'Round': 'Identity'}):\n        %run make_model.py\n        return tf.round(x)"),
+    ]
+    path = _notebook(tmp_path / "magics.ipynb", cells)
+    before = json.loads(path.read_text())
+    result = run(path, "--write", "--no-cache")
+    assert result.exit_code == 0, result.output
+    after = json.loads(path.read_text())
+    sources = ["".join(c["source"]) for c in after["cells"]]
+    assert [i for i in range(5) if sources[i] != "".join(before["cells"][i]["source"])] == [1, 2]
+    for line in MAGIC_LINES + ["%%time"]:  # every magic is back where it was, byte for byte
+        assert sum(line in s for s in sources) == sum(line in "".join(c["source"]) for c in before["cells"])
+    assert sources[1].startswith("%%time\n@tf.custom_gradient") and "return _flip(x)" in sources[1]
+    assert "      %time 1 + 1\n" in sources[2] and "_sign_straight_through(x)" in sources[2]
+    assert "cell 4:1:1: GRL112" in result.output  # %%bash: not Python
+    assert "cell 5:2:5: GRL101 the override block calls an IPython magic" in result.output
+    nbformat.validate(nbformat.read(str(path), as_version=4))
+    ns = {}
+    from tf_grl_migrate import notebooks
+
+    for source in sources[:3]:  # run the migrated cells with each magic replaced by `pass`
+        masked, _ = notebooks.mask(source)
+        exec(re.sub(rf"(\w+ = )?{notebooks.MAGIC}\(\d+\)", "pass", masked), ns)
+    x = tf.constant([1.0, -2.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        flipped, signs = ns["flip"](x), ns["straight"](x)
+    np.testing.assert_allclose(tape.gradient(flipped, x).numpy(), [-0.5, -0.5])
+    np.testing.assert_allclose(tape.gradient(signs, x).numpy(), [1.0, 1.0])
+
+
+def test_masking_round_trips_and_refuses_what_it_cannot_mask():
+    from tf_grl_migrate import notebooks
+
+    source = "%%timeit -n1\nx = 1  # why?\n%load_ext autoreload\n  !echo hi\nout = %sx ls\n?len\n"
+    masked, saved = notebooks.mask(source)
+    assert "x = 1  # why?" in masked  # a comment ending with ? is not help
+    assert saved == ["%%timeit -n1", "%load_ext autoreload", "  !echo hi", "out = %sx ls", "?len"]
+    assert notebooks.unmask(masked, saved) == source
+    assert notebooks.mask("%%bash\nls\n") is None and notebooks.mask("%%writefile a.py\nx = 1\n") is None
+    with pytest.raises(notebooks.NotebookError):
+        notebooks.unmask(masked.replace(f"{notebooks.MAGIC}(1)", "pass"), saved)

@@ -236,19 +236,20 @@ def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute) 
     except (UnicodeDecodeError, notebooks.NotebookError) as exc:
         report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot read notebook: {exc}"))
         return report
-    glued, indices, skipped = notebooks.glue(nb)
+    glued, indices, skipped, magics = notebooks.glue(nb)
     report.diagnostics.extend(skipped)
     if not indices:
         return report
     new_glued, inner = migrate_text(path, glued, use_runtime, cache, compute)
     for d in inner.diagnostics:
         cell, line = notebooks.cell_of_line(glued, indices, d.line)
-        report.diagnostics.append(Diagnostic(line, d.col, d.code, d.message, cell=cell))
+        message = d.message.replace(f"`{notebooks.MAGIC}`", "an IPython magic")
+        report.diagnostics.append(Diagnostic(line, d.col, d.code, message, cell=cell))
     if not inner.changed or inner.failed:
         return report
     try:
         dumps = notebooks.writer(nb, text)
-        changed = notebooks.split(nb, new_glued, indices)
+        changed = notebooks.split(nb, new_glued, indices, magics)
         before = {i: notebooks.cell_source(nb["cells"][i]) for i in changed}
         for index, source in changed.items():
             notebooks.set_source(nb["cells"][index], source)

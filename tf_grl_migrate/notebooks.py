@@ -3,9 +3,14 @@
 A registration and its use often sit in different cells, so the clean code cells are migrated
 as one module. Each cell is followed by a boundary *statement* (not a comment: a comment can
 be dropped with the statement it is attached to, a call statement is never touched by the
-codemod), and the result is split back at those statements. Cells with IPython magics or syntax
-errors are left alone. The notebook's JSON is read and written with the standard library,
-keeping its key order, indentation and non-ASCII characters, so untouched bytes stay identical.
+codemod), and the result is split back at those statements. IPython magics are masked the way
+black's Jupyter support does it: each magic line (``%matplotlib inline``, ``!pip install x``,
+``files = !ls``, ``obj?``) and a Python cell magic's first line (``%%time``) becomes a placeholder
+call that parses, and is put back byte for byte afterwards (a placeholder inside an override
+block is a call the tool cannot see into, so that block is refused). Cells that still do not
+parse (``%%bash``, syntax errors) are left alone. The notebook's JSON is read and written with
+the standard library, keeping its key order, indentation and non-ASCII characters, so untouched
+bytes stay identical.
 """
 
 from __future__ import annotations
@@ -19,7 +24,12 @@ from .report import Diagnostic
 
 BOUNDARY = "__tf_grl_migrate_cell_boundary__"
 _BOUNDARY_LINE = re.compile(rf"^{BOUNDARY}\((\d+)\)\n", re.MULTILINE)
-_MAGIC = re.compile(r"^\s*(%|!|\?)|\?\s*$", re.MULTILINE)
+MAGIC = "__tf_grl_migrate_magic__"
+# a line magic, a shell escape (also assigned: `files = !ls`), or help on a plain name (`obj?`, `?obj`)
+_LINE_MAGIC = re.compile(r"^([ \t]*)((?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?)(?:[%!].*|\?+[\w.]+|[\w.]+\?+)[ \t]*$")
+_PLACEHOLDER = re.compile(rf"^([ \t]*)((?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?){MAGIC}\((\d+)\)$")
+# cell magics whose body is Python (black's list)
+_PYTHON_CELL_MAGICS = frozenset({"capture", "prun", "pypy", "python", "python3", "time", "timeit"})
 
 
 class NotebookError(Exception):
@@ -41,38 +51,86 @@ def cell_source(cell) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
-def _usable(source: str) -> bool:
-    if _MAGIC.search(source):
-        return False
+def mask(source: str):
+    """(the cell with each magic line replaced by a placeholder call, the original lines), or None
+    when the cell cannot be masked (a non-Python cell magic, or the placeholder name is taken)."""
+    if MAGIC in source:
+        return None
+    saved, out = [], []
+    for number, line in enumerate(source.splitlines(keepends=True)):
+        text = line.rstrip("\r\n")
+        end = line[len(text):]
+        if number == 0 and text.startswith("%%"):
+            if text[2:].split(None, 1)[:1] != [] and text[2:].split(None, 1)[0] in _PYTHON_CELL_MAGICS:
+                out.append(f"{MAGIC}({len(saved)}){end}")
+                saved.append(text)
+                continue
+            return None
+        found = _LINE_MAGIC.match(text)
+        if found:
+            out.append(f"{found.group(1)}{found.group(2)}{MAGIC}({len(saved)}){end}")
+            saved.append(text)
+        else:
+            out.append(line)
+    return "".join(out), saved
+
+
+def unmask(text: str, saved: list[str]) -> str:
+    """Put each magic line back where its placeholder is, byte for byte; NotebookError when a
+    placeholder went missing or moved (then the notebook is not written)."""
+    lines, restored = text.splitlines(keepends=True), set()
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        found = _PLACEHOLDER.match(body)
+        if found is None:
+            continue
+        n = int(found.group(3))
+        if n >= len(saved) or not saved[n].startswith(found.group(1) + found.group(2)) or n in restored:
+            raise NotebookError("an IPython magic moved while migrating; notebook left unchanged")
+        lines[i] = saved[n] + line[len(body):]
+        restored.add(n)
+    if len(restored) != len(saved) or MAGIC in "".join(lines):
+        raise NotebookError("an IPython magic was lost while migrating; notebook left unchanged")
+    return "".join(lines)
+
+
+def _masked(source: str):
+    masked = mask(source)
+    if masked is None:
+        return None
     try:
-        ast.parse(source)
+        ast.parse(masked[0])
     except (SyntaxError, ValueError):
-        return False
-    return True
+        return None
+    return masked
 
 
-def glue(nb) -> tuple[str, list[int], list[Diagnostic]]:
-    """The clean code cells as one module; which cells they are; diagnostics for skipped cells."""
-    parts, indices, diagnostics = [], [], []
+def glue(nb) -> tuple[str, list[int], list[Diagnostic], dict[int, list[str]]]:
+    """The code cells (magics masked) as one module; which cells they are; diagnostics for skipped
+    cells; the magic lines of each cell, for :func:`split`."""
+    parts, indices, diagnostics, magics = [], [], [], {}
     for index, cell in enumerate(nb["cells"]):
         if cell.get("cell_type") != "code":
             continue
         source = cell_source(cell)
-        if not _usable(source):
+        masked = _masked(source)
+        if masked is None:
             if may_hold_override(source):
-                diagnostics.append(Diagnostic(1, 1, "GRL112", "this cell has IPython magics or does not parse, so "
-                                                              "its gradient override was not migrated; migrate it by "
-                                                              "hand with @tf.custom_gradient", cell=index + 1))
+                diagnostics.append(Diagnostic(1, 1, "GRL112", "this cell is not Python (a cell magic such as "
+                                                              "%%bash) or does not parse, so its gradient override "
+                                                              "was not migrated; migrate it by hand with "
+                                                              "@tf.custom_gradient", cell=index + 1))
             continue
+        source, magics[index] = masked
         if parts:
             parts.append(f"{BOUNDARY}({index})\n")
         parts.append(source if source.endswith("\n") or not source else source + "\n")
         indices.append(index)
-    return "".join(parts), indices, diagnostics
+    return "".join(parts), indices, diagnostics, magics
 
 
-def split(nb, glued: str, indices: list[int]) -> dict[int, str]:
-    """New source per cell index, from the migrated module text."""
+def split(nb, glued: str, indices: list[int], magics: dict[int, list[str]]) -> dict[int, str]:
+    """New source per cell index, from the migrated module text, magics put back."""
     pieces = _BOUNDARY_LINE.split(glued)
     # pieces: [first, idx, text, idx, text, ...]
     texts = {indices[0]: pieces[0]}
@@ -82,6 +140,7 @@ def split(nb, glued: str, indices: list[int]) -> dict[int, str]:
         raise NotebookError("cell boundaries were lost while migrating; notebook left unchanged")
     result = {}
     for index, text in texts.items():
+        text = unmask(text, magics.get(index, []))
         original = cell_source(nb["cells"][index])
         if not original.endswith("\n") and text.endswith("\n"):
             text = text[:-1]

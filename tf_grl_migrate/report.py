@@ -19,7 +19,7 @@ CODES = {
     "GRL109": "override target is a built-in gradient other than Identity",
     "GRL110": "another use of the same registration could not be migrated",
     "GRL111": "gradient_override_map used outside a with statement",
-    "GRL112": "notebook cell with IPython magics or a syntax error holds an override",
+    "GRL112": "notebook cell that is not Python (%%bash, ...) or does not parse holds an override",
     "GRL113": "gradient_override_map that is not provably tf.Graph's (a wrapper, or an unresolved receiver)",
     "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
     "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
