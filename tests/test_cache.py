@@ -120,7 +120,7 @@ def test_fingerprint_covers_libcst_and_every_module_of_the_package(monkeypatch, 
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache_mod, "__file__", str(copy / "cache.py"))
     assert cache_mod.fingerprint() == base  # same bytes, same fingerprint
-    for name in ("safety.py", "_tf_renames.py"):  # modules no hand list named
+    for name in ("safety.py", "_tf_renames.py", "_tf_op_table.json"):  # modules and data no hand list named
         (copy / name).write_text((package / name).read_text() + "\n")
         assert cache_mod.fingerprint() != base
         (copy / name).write_text((package / name).read_text())

@@ -65,6 +65,7 @@ def test_wheel_contents_and_metadata(built):
         meta = email.message_from_bytes(zf.read(f"tf_grl_migrate-{version}.dist-info/METADATA"))
         entry_points = zf.read(f"tf_grl_migrate-{version}.dist-info/entry_points.txt").decode()
     assert {"tf_grl_migrate/py.typed", "tf_grl_migrate/report.schema.json", "tf_grl_migrate/api.py",
+            "tf_grl_migrate/_tf_op_table.json", "tf_grl_migrate/_tf_api_names.txt",
             "tf_grl_migrate/_tf_renames.py", "tf_grl_migrate/libcst_command.py"} <= names
     assert any(n.startswith(f"tf_grl_migrate-{version}.dist-info/") and n.endswith("LICENSE") for n in names)
     assert not any(n.startswith(("tests/", "fixtures/", "tools/")) for n in names)

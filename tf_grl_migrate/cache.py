@@ -41,9 +41,9 @@ def _blake2b(data: bytes = b""):
 def fingerprint() -> str:
     digest = _blake2b(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
     here = os.path.dirname(os.path.abspath(__file__))
-    # every module of the package, not a hand-kept list: a new module that decides results (the
-    # safety net, a generated table) can never give stale hits
-    for name in sorted(n for n in os.listdir(here) if n.endswith(".py")):
+    # every module and data file of the package, not a hand-kept list: a new module that decides
+    # results (the safety net) or a regenerated table (the op table) can never give stale hits
+    for name in sorted(n for n in os.listdir(here) if n.endswith((".py", ".json", ".txt"))):
         with open(os.path.join(here, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read())
     digest.update(_libcst_version().encode())

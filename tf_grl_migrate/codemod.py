@@ -457,6 +457,13 @@ class Planner:
         for attr in _attributes(reg.fdef.body):
             found = ops.removed_alias(self.qn(attr))
             if found is None:
+                missing = sorted(q for q in self.qn(attr, raw=True)
+                                 if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
+                if missing:
+                    reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) "
+                                             f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                                             f"({missing[0]}); rewrite that line by hand, then migrate again")
+                    return
                 continue
             old, new = found
             if new is None:
@@ -623,12 +630,18 @@ class Planner:
                                   "overridden; rewrite them by hand with @tf.custom_gradient")
         by_type = {op.name: target for op, target in site.entries}
         for inner in scan.calls:
-            op = ops.op_type_of_callable(self.qn(inner.func))
+            names = self.qn(inner.func, raw=True)
+            op = ops.op_type_of_callable(names)
             if op is None:
-                return ("GRL101", f"the override block calls `{_code(inner.func)}`, which may create "
-                                  f"{', '.join(repr(k) for k in mapped)} ops the tool cannot see; TF2 ignores "
-                                  "gradient_override_map, so wrap those ops yourself in a @tf.custom_gradient "
-                                  f"function, {recipe}")
+                created = ops.ops_created(names)
+                # A call TensorFlow traced to other op types cannot create an overridden op (clip_by_value
+                # inside a Sign block). Not for Identity: TF creates Identity ops along argument-dependent
+                # paths (control dependencies, conditionals) that one trace does not show.
+                if created is not None and not created & mapped and "Identity" not in mapped:
+                    continue
+                return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
+                                  f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
+                                  f"those ops yourself in a @tf.custom_gradient function, {recipe}")
             if op.name not in mapped:
                 continue
             refusal = self.check_call_arguments(inner, op, by_type[op.name])
@@ -1034,14 +1047,23 @@ def _load_names(expr):
 
 
 class _Attributes(cst.CSTVisitor):
-    """Outermost attribute chains (``tf.image.per_image_whitening``, not its ``tf.image``)."""
+    """Outermost dotted names (``tf.image.per_image_whitening``, not its ``tf.image``), also inside
+    other expressions (the ``tf.zeros_like`` of ``tf.zeros_like(grad).shape``)."""
 
     def __init__(self):
         self.nodes = []
 
     def visit_Attribute(self, node):
-        self.nodes.append(node)
-        return False
+        if _is_dotted(node):
+            self.nodes.append(node)
+            return False
+        return True
+
+
+def _is_dotted(node) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _attributes(node) -> list:
@@ -1124,7 +1146,8 @@ class _Builder:
     # -- --use-runtime: sites that are exactly tf_grl_migrate.flip_gradient -----------------------
     def runtime_scale(self, reg: Registration, calls):
         """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
-        if reg.arity != 1 or ops.op_type_of_callable(self.p.qn(reg.forward)) is not ops.OP_TYPES["Identity"]:
+        forward = ops.op_type_of_callable(self.p.qn(reg.forward, raw=True))
+        if reg.arity != 1 or forward is None or forward.name != "Identity":
             return None
         if reg.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
             return None

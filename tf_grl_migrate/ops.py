@@ -1,18 +1,28 @@
-"""The one table that knows TensorFlow op types.
+"""The one place that knows TensorFlow: op types, the callables that create them, renamed names.
 
-For each op type that the migrator can rewrite: the callables that create it (canonical
-qualified names, see :func:`canonical`) and the number of tensor inputs its gradient
-function receives. ``tests/test_ops_table.py`` traces every callable here in a
-``tf.function`` against the installed TensorFlow and asserts the graph holds an op of
-exactly that type, and that the callable takes ``name=`` (which the rewrite forwards into the
-custom-gradient function). An op type not in this table is refused, never guessed.
+The knowledge is generated from TensorFlow itself and pinned to the version the tests run
+(``tools/generate_op_table.py``, ``tools/generate_tf_renames.py``), never written from memory:
+
+* ``_tf_op_table.json``: for each public callable (by the qualified name the migrator resolves:
+  ``tensorflow.nn.relu``, ``tensorflow.compat.v1.where``, ``tensorflow.python.ops.gen_math_ops.sign``),
+  the op types it creates when traced on float inputs, whether that holds for rank 2 and rank 3
+  (``stable``), whether it creates exactly one op fed by its inputs in order (``direct``), and
+  whether it takes ``name=``. An op type is one the migrator can wrap when some callable creates
+  it that way; a call it cannot find here is a call it cannot see into (GRL101).
+* ``_tf_api_names.txt``: the names TF2 has, for gradient code the rewrite moves.
+
+Loaded lazily: ``--help`` and files without candidates never read them.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 
 from . import _tf_renames
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @dataclass(frozen=True)
@@ -22,44 +32,94 @@ class OpType:
     callables: tuple[str, ...]
 
 
-def _op(name: str, arity: int, *callables: str) -> OpType:
-    return OpType(name, arity, callables)
+@functools.lru_cache(maxsize=None)
+def table() -> dict:
+    """qualified callable name -> {inputs, ops, stable, direct, name} (the generated table)."""
+    import json
+
+    with open(os.path.join(_HERE, "_tf_op_table.json"), encoding="utf-8") as handle:
+        return json.load(handle)["callables"]
 
 
-OP_TYPES: dict[str, OpType] = {
-    op.name: op
-    for op in (
-        _op("Identity", 1, "tensorflow.identity", "tensorflow.python.ops.array_ops.identity",
-            "tensorflow.python.ops.gen_array_ops.identity"),
-        _op("Sign", 1, "tensorflow.sign", "tensorflow.math.sign", "tensorflow.python.ops.math_ops.sign",
-            "tensorflow.python.ops.gen_math_ops.sign"),
-        _op("Round", 1, "tensorflow.round", "tensorflow.math.round", "tensorflow.python.ops.math_ops.round",
-            "tensorflow.python.ops.gen_math_ops.round"),
-        _op("Floor", 1, "tensorflow.floor", "tensorflow.math.floor", "tensorflow.python.ops.math_ops.floor",
-            "tensorflow.python.ops.gen_math_ops.floor"),
-        _op("Ceil", 1, "tensorflow.ceil", "tensorflow.math.ceil", "tensorflow.python.ops.math_ops.ceil",
-            "tensorflow.python.ops.gen_math_ops.ceil"),
-        _op("Relu", 1, "tensorflow.nn.relu", "tensorflow.python.ops.nn_ops.relu",
-            "tensorflow.python.ops.gen_nn_ops.relu"),
-        _op("Sigmoid", 1, "tensorflow.sigmoid", "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid",
-            "tensorflow.python.ops.math_ops.sigmoid",
-            "tensorflow.python.ops.gen_math_ops.sigmoid"),
-        _op("Tanh", 1, "tensorflow.tanh", "tensorflow.nn.tanh", "tensorflow.math.tanh",
-            "tensorflow.python.ops.math_ops.tanh",
-            "tensorflow.python.ops.gen_math_ops.tanh"),
-        _op("MatMul", 2, "tensorflow.matmul", "tensorflow.linalg.matmul", "tensorflow.python.ops.math_ops.matmul",
-            "tensorflow.python.ops.gen_math_ops.mat_mul"),
-        _op("Maximum", 2, "tensorflow.maximum", "tensorflow.math.maximum", "tensorflow.python.ops.math_ops.maximum",
-            "tensorflow.python.ops.gen_math_ops.maximum"),
-        _op("Minimum", 2, "tensorflow.minimum", "tensorflow.math.minimum", "tensorflow.python.ops.math_ops.minimum",
-            "tensorflow.python.ops.gen_math_ops.minimum"),
-        _op("Exp", 1, "tensorflow.exp", "tensorflow.math.exp", "tensorflow.python.ops.math_ops.exp",
-            "tensorflow.python.ops.gen_math_ops.exp"),
-    )
-}
+@functools.lru_cache(maxsize=None)
+def _op_types() -> tuple[dict, dict]:
+    """(op type -> OpType, callable -> OpType) for the op types a call can be wrapped for: a
+    callable creates exactly one op of that type from its inputs, for any rank, and takes
+    ``name=``. An op type created with different input counts is left out (ambiguous)."""
+    by_type: dict[str, dict[int, list[str]]] = {}
+    for name, entry in table().items():
+        if entry["direct"] and entry["stable"] and entry["name"]:
+            by_type.setdefault(entry["ops"][0], {}).setdefault(entry["inputs"], []).append(name)
+    types = {op: OpType(op, arity, tuple(callables))
+             for op, arities in by_type.items() if len(arities) == 1 for arity, callables in arities.items()}
+    return types, {c: op for op in types.values() for c in op.callables}
 
-# canonical callable name -> op type
-CALLABLES: dict[str, OpType] = {c: op for op in OP_TYPES.values() for c in op.callables}
+
+def __getattr__(name):  # OP_TYPES / CALLABLES: derived from the generated table on first use
+    if name == "OP_TYPES":
+        return _op_types()[0]
+    if name == "CALLABLES":
+        return _op_types()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _entry(qualified_names):
+    """The table entry of the first name found as spelt, else canonically (compat.v1 dropped)."""
+    found = table()
+    for name in qualified_names:
+        entry = found.get(name) or found.get(canonical(name))
+        if entry is not None:
+            return entry
+    return None
+
+
+def ops_created(qualified_names) -> frozenset | None:
+    """The op types a callable creates, when the table knows them for every input rank; None
+    for a callable the tool cannot see into."""
+    entry = _entry(qualified_names)
+    if entry is None or not entry["stable"]:
+        return None
+    return frozenset(entry["ops"])
+
+
+def describe_call(qualified_names, mapped) -> str:
+    """Why a call in an override block stops the rewrite, for GRL101's message."""
+    shown = ", ".join(repr(k) for k in sorted(mapped))
+    entry = _entry(qualified_names)
+    if entry is None:
+        return f"may create {shown} ops the tool cannot see"
+    if not entry["stable"]:
+        return (f"creates different ops for different input ranks ({', '.join(sorted(set(entry['ops'])))} for "
+                "rank 2; tf.matmul makes BatchMatMulV2 for batches, which TF1 did not override), so the tool "
+                "cannot tell which ones TF1 overrode (for matrices only, a rank-exact spelling such as "
+                "gen_math_ops.mat_mul can be migrated)")
+    hit = sorted(set(entry["ops"]) & set(mapped))
+    if hit:
+        return f"creates {', '.join(repr(k) for k in hit)} ops among others, which the tool cannot wrap one by one"
+    return f"may create {shown} ops along paths a trace does not show (TF adds Identity ops by itself)"
+
+
+@functools.lru_cache(maxsize=None)
+def tf_version() -> str:
+    import json
+
+    with open(os.path.join(_HERE, "_tf_op_table.json"), encoding="utf-8") as handle:
+        return json.load(handle)["tensorflow_version"]
+
+
+@functools.lru_cache(maxsize=None)
+def api_names() -> frozenset:
+    with open(os.path.join(_HERE, "_tf_api_names.txt"), encoding="utf-8") as handle:
+        return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
+
+
+def exists_in_tf2(qualified_name: str) -> bool:
+    """Whether a ``tensorflow...`` name exists in the pinned TF2 (the names file goes four levels
+    deep: ``tensorflow.a.b.c``; a longer name is judged by that prefix)."""
+    parts = qualified_name.split(".")
+    depth = 6 if qualified_name.startswith(("tensorflow.compat.v1.", "tensorflow.python.ops.")) else 4
+    return ".".join(parts[:depth]) in api_names()
+
 
 # Python operators on tensors and the op type each creates (float tensors).
 OPERATOR_OP_TYPES: dict[str, str] = {
@@ -123,8 +183,10 @@ def canonical(qualified_name: str) -> str:
 
 
 def op_type_of_callable(qualified_names) -> OpType | None:
+    """The op type a call creates and can be wrapped for (see :func:`_op_types`), or None."""
+    callables = _op_types()[1]
     for name in qualified_names:
-        op = CALLABLES.get(canonical(name))
+        op = callables.get(name) or callables.get(canonical(name))
         if op is not None:
             return op
     return None

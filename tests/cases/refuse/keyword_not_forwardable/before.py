@@ -1,4 +1,5 @@
 import tensorflow as tf
+from tensorflow.python.ops import gen_math_ops
 
 
 @tf.RegisterGradient("ClipGradByScope")
@@ -39,4 +40,4 @@ def _feedback(op, grad):
 
 def other_keyword(a, b):
     with tf.get_default_graph().gradient_override_map({"MatMul": "MatMulFeedbackKw"}):
-        return tf.matmul(a, b, transpose_b=True)
+        return gen_math_ops.mat_mul(a, b, transpose_b=True)

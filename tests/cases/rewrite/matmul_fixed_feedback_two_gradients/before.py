@@ -1,5 +1,6 @@
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.ops import gen_math_ops
 
 # feedback alignment: the backward pass uses a fixed random matrix instead of W^T
 B = np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(3, 2)
@@ -12,5 +13,6 @@ def _fixed_feedback(op, grad):
 
 
 def dense_fa(x, w):
+    # always a MatMul op (tf.matmul makes BatchMatMulV2 for batches, which TF1 did not override)
     with tf.get_default_graph().gradient_override_map({"MatMul": "FixedFeedbackMatMul"}):
-        return tf.matmul(x, w)
+        return gen_math_ops.mat_mul(x, w)

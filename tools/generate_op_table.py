@@ -1,0 +1,147 @@
+"""Generate tf_grl_migrate/_tf_op_table.json (what TensorFlow's callables create, found by tracing)
+and tf_grl_migrate/_tf_api_names.txt (the names TF2 has).
+
+For every public callable of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, their ``tf.compat.v1``
+twins, and the ``*_ops`` / ``gen_*_ops`` modules legacy code imports, the callable is called in a
+fresh graph on float32 placeholders (one per required positional parameter, 1 to 3 of them),
+once with rank-2 and once with rank-3 inputs, and the op types it created are recorded. Nothing
+is guessed from names; a callable that cannot be traced that way has no entry.
+
+Per entry (keyed by the qualified name the migrator resolves, e.g. ``tensorflow.nn.relu``,
+``tensorflow.compat.v1.where``, ``tensorflow.python.ops.gen_math_ops.sign``):
+  ``inputs``  tensor inputs given (the required positional parameters),
+  ``ops``     the op types created on rank-2 inputs (sorted, with repeats),
+  ``stable``  the same op types on rank-3 inputs, or rank 3 rejected (``tf.matmul`` is not stable:
+              MatMul on rank 2, BatchMatMulV2 on rank 3),
+  ``direct``  exactly one op, fed by the inputs in order (the migrator can wrap such a call),
+  ``name``    it takes ``name=``.
+And, in the names file: every public name under ``tf`` and ``tf.compat.v1`` (two levels of submodules) and
+in those ``*_ops`` modules, for the check that moved gradient code only uses names TF2 has.
+
+    python tools/generate_op_table.py            # rewrite the table (with the pinned TensorFlow)
+    python tools/generate_op_table.py --check    # exit 1 if the committed table differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import logging
+import os
+import pathlib
+import sys
+import warnings
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TABLE = ROOT / "tf_grl_migrate" / "_tf_op_table.json"
+NAMES = ROOT / "tf_grl_migrate" / "_tf_api_names.txt"
+OPS_MODULES = ("array_ops", "math_ops", "nn_ops", "nn_impl", "clip_ops", "gen_array_ops", "gen_math_ops", "gen_nn_ops")
+
+
+def _roots(tf):
+    roots = {}
+    for prefix in ("", "compat.v1."):
+        for sub in ("", "math", "nn", "linalg"):
+            dotted = (prefix + sub).rstrip(".")
+            obj = tf
+            for part in filter(None, dotted.split(".")):
+                obj = getattr(obj, part)
+            roots["tensorflow" + ("." + dotted if dotted else "")] = obj
+    for name in OPS_MODULES:
+        roots["tensorflow.python.ops." + name] = importlib.import_module("tensorflow.python.ops." + name)
+    return roots
+
+
+def _required_positional(fn):
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None, False
+    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(required), any(p.name == "name" for p in params)
+
+
+def _trace(tf, fn, k, shape):
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = [tf.compat.v1.placeholder(tf.float32, shape) for _ in range(k)]
+        fn(*inputs)
+    made = [op for op in graph.get_operations() if op.type != "Placeholder"]
+    direct = len(made) == 1 and [t.op for t in made[0].inputs] == [t.op for t in inputs]
+    return sorted(op.type for op in made), direct
+
+
+def _api_names(tf):
+    names = set()
+
+    def walk(obj, dotted, depth, seen):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        for attr in dir(obj):
+            if attr.startswith("_"):
+                continue
+            names.add(f"{dotted}.{attr}")
+            child = getattr(obj, attr, None)
+            if depth < 2 and inspect.ismodule(child) and getattr(child, "__name__", "").startswith("tensorflow"):
+                walk(child, f"{dotted}.{attr}", depth + 1, seen)
+
+    walk(tf, "tensorflow", 0, set())  # each root its own walk: tf.compat.v1 is also reached inside tf's
+    walk(tf.compat.v1, "tensorflow.compat.v1", 0, set())
+    for name in OPS_MODULES:  # legacy code imports these directly (gen_nn_ops.relu_grad)
+        names.update(f"tensorflow.python.ops.{name}.{attr}"
+                     for attr in dir(importlib.import_module("tensorflow.python.ops." + name)) if not attr.startswith("__"))
+    return sorted(names)
+
+
+def generate() -> tuple[str, str]:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    tf.get_logger().setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    entries = {}
+    for prefix, module in _roots(tf).items():
+        for attr in sorted(dir(module)):
+            fn = getattr(module, attr, None)
+            if attr.startswith("_") or not callable(fn) or inspect.isclass(fn) or inspect.ismodule(fn):
+                continue
+            k, takes_name = _required_positional(fn)
+            if not k or k > 3:
+                continue
+            try:
+                ops2, direct = _trace(tf, fn, k, [3, 3])
+            except Exception:  # noqa: BLE001 - not traceable on float inputs: no entry
+                continue
+            try:
+                stable = _trace(tf, fn, k, [2, 3, 3])[0] == ops2
+            except Exception:  # noqa: BLE001 - rank 3 rejected (MatMul): it never creates anything else
+                stable = True
+            entries[f"{prefix}.{attr}"] = {"inputs": k, "ops": ops2, "stable": stable,
+                                           "direct": direct, "name": takes_name}
+    data = {"generated_by": "tools/generate_op_table.py", "tensorflow_version": tf.__version__,
+            "callables": dict(sorted(entries.items()))}
+    names = [f"# generated by tools/generate_op_table.py from TensorFlow {tf.__version__}: public names", *_api_names(tf)]
+    return json.dumps(data, indent=0, sort_keys=False) + "\n", "\n".join(names) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the committed table differs")
+    args = ap.parse_args()
+    table, names = generate()
+    if args.check:
+        stale = [p.name for p, text in ((TABLE, table), (NAMES, names)) if p.read_text() != text]
+        if stale:
+            print(f"{', '.join(stale)} stale: run python tools/generate_op_table.py", file=sys.stderr)
+            return 1
+        return 0
+    TABLE.write_text(table)
+    NAMES.write_text(names)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
