@@ -91,3 +91,8 @@ def test_the_table_is_not_read_for_help_or_files_without_candidates(tmp_path):
             "assert ops.table.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_names_in_internal_modules_the_file_does_not_cover_are_never_refused_on_a_guess():
+    assert ops.exists_in_tf2("tensorflow.python.ops.math_grad._SigmoidGrad")
+    assert ops.exists_in_tf2("tensorflow.python.framework.ops.convert_to_tensor")

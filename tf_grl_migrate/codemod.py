@@ -441,30 +441,34 @@ class Planner:
         bindings = self.scopes.get(reg.fdef).assignments[reg.fdef.name.value]
         if len(bindings) < 2:
             return
-        readers = [a.node for b in bindings for a in b.references if reg.kind == "decorator" or
-                   not _inside(a.node, reg.stmt, self.parents)]
-        if reg.kind != "decorator" or readers:
-            line = self.pos(readers[0])[0] if readers else self.pos(reg.stmt)[0]
-            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope (line "
-                                     f"{line}), so the tool cannot tell which one each use means; give each gradient "
-                                     "function its own name and migrate again")
+        # a decorated function's name is read by nobody but such readers; the call form reads it itself
+        readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
+        if readers:
+            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+                                     f"read (line {self.pos(readers[0])[0]}), so renaming either would break that; "
+                                     "give each gradient function its own name and migrate again")
             return
         reg.rename = True
 
     def check_removed_aliases(self, reg: Registration):
-        """The body moves into TF2 code verbatim: names TensorFlow removed in 1.0 (``tf.neg``, still in
-        old DANN copies) get their TF2 spelling, or the registration is refused when TF2 has none."""
+        """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
+        names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
+        spelling, TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
+        TF1 had), and a name TF2 has in neither form refuses the registration (GRL114)."""
         for attr in _attributes(reg.fdef.body):
             found = ops.removed_alias(self.qn(attr))
             if found is None:
                 missing = sorted(q for q in self.qn(attr, raw=True)
                                  if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
-                if missing:
+                if not missing:
+                    continue
+                old = missing[0][len("tensorflow."):]
+                if not ops.exists_in_tf2("tensorflow.compat.v1." + old):
                     reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) "
                                              f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                                              f"({missing[0]}); rewrite that line by hand, then migrate again")
                     return
-                continue
+                found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
             old, new = found
             if new is None:
                 reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) uses "
@@ -965,14 +969,6 @@ def _import_insertion_point(body, markers) -> int:
             break
         at = index + 1
     return at
-
-
-def _inside(node, ancestor, parents) -> bool:
-    while node is not None:
-        if node is ancestor:
-            return True
-        node = parents.get(node)
-    return False
 
 
 def _enclosing_scopes(scope) -> list:

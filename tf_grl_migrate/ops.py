@@ -114,11 +114,23 @@ def api_names() -> frozenset:
 
 
 def exists_in_tf2(qualified_name: str) -> bool:
-    """Whether a ``tensorflow...`` name exists in the pinned TF2 (the names file goes four levels
-    deep: ``tensorflow.a.b.c``; a longer name is judged by that prefix)."""
+    """Whether a ``tensorflow...`` name exists in the pinned TF2, as far as the names file covers
+    it: the public API three submodules deep (``tensorflow.a.b.c``; ``tensorflow.compat.v1.a.b.c``)
+    and the ``*_ops`` modules legacy code imports; a longer name is judged by that prefix, and a
+    name in an internal module the file does not cover is taken to exist (never a refusal on a guess)."""
     parts = qualified_name.split(".")
-    depth = 6 if qualified_name.startswith(("tensorflow.compat.v1.", "tensorflow.python.ops.")) else 4
+    if qualified_name.startswith("tensorflow.python."):
+        if ".".join(parts[:4]) not in _covered_internal_modules():
+            return True
+        depth = 5
+    else:
+        depth = 6 if qualified_name.startswith("tensorflow.compat.v1.") else 4
     return ".".join(parts[:depth]) in api_names()
+
+
+@functools.lru_cache(maxsize=None)
+def _covered_internal_modules() -> frozenset:
+    return frozenset(".".join(n.split(".")[:4]) for n in api_names() if n.startswith("tensorflow.python.ops."))
 
 
 # Python operators on tensors and the op type each creates (float tensors).
