@@ -636,6 +636,8 @@ class Planner:
         for inner in scan.calls:
             names = self.qn(inner.func, raw=True)
             op = ops.op_type_of_callable(names)
+            if op is None and self.creates_no_op(inner, names):
+                continue
             if op is None:
                 created = ops.ops_created(names)
                 # A call TensorFlow traced to other op types cannot create an overridden op (clip_by_value
@@ -668,6 +670,23 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def creates_no_op(self, call: cst.Call, names) -> bool:
+        """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
+        are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
+        ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
+        literal. Iterating ones (``zip``, ``enumerate``, ``extend``) may drive a generator defined
+        elsewhere, whose code would run inside the block: not these."""
+        if names and names <= _NO_OP_BUILTINS:
+            return True
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "add")
+                and isinstance(func.value, cst.Name)):
+            return False
+        refs = self.referents(func.value)
+        return bool(refs) and all(
+            (found := self.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
+            for ref in refs)
 
     def check_call_arguments(self, call: cst.Call, op: ops.OpType, target):
         """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
@@ -1005,6 +1024,10 @@ def _name_keyword_code(call: cst.Call) -> str | None:
 
 
 _PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+# builtins that create no op (not abs/round/min/max: `abs(t)` is Tensor.__abs__, an Abs op; not
+# hasattr/getattr: they run properties)
+_NO_OP_BUILTINS = frozenset("builtins." + n for n in (
+    "len", "range", "print", "isinstance", "issubclass", "int", "float", "str", "bool", "repr", "id", "type"))
 
 
 def _is_plain(expr) -> bool:
