@@ -2,7 +2,9 @@
 
 Shared by the TF1 reference runner (a subprocess with ``sys.modules["tensorflow"]`` replaced by
 ``tensorflow.compat.v1`` and eager execution disabled) and the TF2 runs in the test process.
-Every case sees the same inputs and the same upstream gradient.
+Every case sees the same inputs and the same upstream gradient. Graph runs (the TF1 Session and
+TF2's ``tf.function``) have grappler's rewrites off: its kernel fusions round differently (1 ulp)
+from the ops they fuse, which is the optimizer's doing, not the migration's.
 """
 
 from __future__ import annotations
@@ -104,10 +106,19 @@ def run_tf1(case_dir: pathlib.Path, file: str | None = None):
         w = tf.constant(upstream(y.shape.as_list()))
         grads = tf.gradients(tf.reduce_sum(y * w), list(tensors.values()))
         grads = [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors.values())]
-        with tf.Session() as sess:
+        with tf.Session(config=_no_graph_rewrites(tf)) as sess:
             sess.run(tf.global_variables_initializer())
             out = sess.run([y, *grads])
     return out[0], out[1:]
+
+
+def _no_graph_rewrites(tf):
+    """Session config without grappler: its remapper fuses MatMul+Add+Sigmoid into one kernel that
+    rounds differently (1 ulp), which is the optimizer's doing, not TF1's semantics."""
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    rewrites = rewriter_config_pb2.RewriterConfig(disable_meta_optimizer=True)
+    return tf.ConfigProto(graph_options=tf.GraphOptions(rewrite_options=rewrites))
 
 
 def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
@@ -127,7 +138,14 @@ def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
             grads = tape.gradient(loss, list(tensors))
             return y, [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors)]
 
-        if mode == "function":
-            step = tf.function(step)
-        y, grads = step(*[tf.constant(v) for v in values.values()])
+        args = [tf.constant(v) for v in values.values()]
+        if mode == "function":  # graph rewrites off here too: semantics compared, not kernel fusions
+            options = tf.config.optimizer.get_experimental_options()
+            tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+            try:
+                y, grads = tf.function(step)(*args)
+            finally:
+                tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
+        else:
+            y, grads = step(*args)
     return y.numpy(), [g.numpy() for g in grads]

@@ -74,12 +74,12 @@ def _entry(qualified_names):
 
 
 def ops_created(qualified_names) -> frozenset | None:
-    """The op types a callable creates, when the table knows them for every input rank; None
-    for a callable the tool cannot see into."""
+    """The op types a callable creates on rank-2 or rank-3 inputs (``tf.matmul``: MatMul and
+    BatchMatMulV2); None for a callable the tool cannot see into."""
     entry = _entry(qualified_names)
-    if entry is None or not entry["stable"]:
+    if entry is None:
         return None
-    return frozenset(entry["ops"])
+    return frozenset(entry["ops"]) | frozenset(entry.get("ops_rank3", ()))
 
 
 def describe_call(qualified_names, mapped) -> str:
@@ -88,7 +88,7 @@ def describe_call(qualified_names, mapped) -> str:
     entry = _entry(qualified_names)
     if entry is None:
         return f"may create {shown} ops the tool cannot see"
-    if not entry["stable"]:
+    if not entry["stable"] and set(entry["ops"] + entry.get("ops_rank3", [])) & set(mapped):
         return (f"creates different ops for different input ranks ({', '.join(sorted(set(entry['ops'])))} for "
                 "rank 2; tf.matmul makes BatchMatMulV2 for batches, which TF1 did not override), so the tool "
                 "cannot tell which ones TF1 overrode (for matrices only, a rank-exact spelling such as "
