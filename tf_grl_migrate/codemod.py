@@ -636,14 +636,8 @@ class Planner:
         for inner in scan.calls:
             names = self.qn(inner.func, raw=True)
             op = ops.op_type_of_callable(names)
-            if op is None and self.creates_no_op(inner, names):
-                continue
             if op is None:
-                created = ops.ops_created(names)
-                # A call TensorFlow traced to other op types cannot create an overridden op (clip_by_value
-                # inside a Sign block). Not for Identity: TF creates Identity ops along argument-dependent
-                # paths (control dependencies, conditionals) that one trace does not show.
-                if created is not None and not created & mapped and "Identity" not in mapped:
+                if self.makes_none_of(inner, names, mapped):
                     continue
                 return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
                                   f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
@@ -670,6 +664,31 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
+        """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
+        a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
+        Sign block; never in an Identity map: TF creates Identity ops along argument-dependent paths
+        one trace does not show); or a plain function of this module (``hard_sigmoid(x)``) whose body
+        holds nothing else, followed three calls deep."""
+        if self.creates_no_op(call, names):
+            return True
+        if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
+            return ops.op_type_of_callable(names).name not in mapped
+        created = ops.ops_created(names)
+        if created is not None:
+            return not created & mapped and "Identity" not in mapped
+        fdef = self.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
+        if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
+            return False
+        scan = _BodyScan()
+        fdef.body.visit(scan)
+        if scan.opaque or scan.nested or any(
+                ops.OPERATOR_OP_TYPES.get(type(n.operator).__name__.removesuffix("Assign")) in mapped
+                for n in scan.operators):
+            return False
+        return all(self.makes_none_of(inner, self.qn(inner.func, raw=True), mapped, seen | {fdef})
+                   for inner in scan.calls)
 
     def creates_no_op(self, call: cst.Call, names) -> bool:
         """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
