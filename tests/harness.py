@@ -75,6 +75,22 @@ def namespace(case_dir: pathlib.Path, file: str, data: dict) -> dict:
     return ns
 
 
+def resolve_tf(qualified_name: str):
+    """The object a qualified TensorFlow name means in the installed TensorFlow
+    (``tensorflow.compat.v1.where``, ``tensorflow.python.ops.gen_math_ops.mat_mul``)."""
+    import importlib
+
+    import tensorflow as tf
+
+    if qualified_name.startswith("tensorflow.python."):
+        module, _, attr = qualified_name.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+    obj = tf
+    for part in qualified_name.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
 def gradient_registry():
     from tensorflow.python.framework import ops
 

@@ -2,11 +2,11 @@
 the pinned version, a sample of its entries re-traced here create exactly what it says, and the
 facts the migrator's proofs rely on hold."""
 
-import importlib
 import pathlib
 import subprocess
 import sys
 
+import harness
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -21,18 +21,9 @@ ENTRIES = sorted(((op, name) for op in ops.OP_TYPES.values() for name in op.call
                  key=lambda entry: entry[1])
 
 
-def _resolve(name):
-    if name.startswith("tensorflow.python."):
-        module, _, attr = name.rpartition(".")
-        return getattr(importlib.import_module(module), attr)
-    obj = tf
-    for part in name.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
 def test_table_is_what_the_generator_writes_for_the_pinned_tensorflow():
     assert ops.tf_version() == tf.__version__
+    assert "tensorflow_version" not in ops.table()  # the callables, read from the same document
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "generate_op_table.py"), "--check"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -40,7 +31,7 @@ def test_table_is_what_the_generator_writes_for_the_pinned_tensorflow():
 
 @pytest.mark.parametrize("op,name", ENTRIES, ids=[n for _, n in ENTRIES])
 def test_callable_creates_exactly_that_op_type_and_forwards_its_name(op, name):
-    fn = _resolve(name)
+    fn = harness.resolve_tf(name)
     graph = tf.Graph()
     with graph.as_default():
         inputs = [tf.compat.v1.placeholder(tf.float32, [3, 3]) for _ in range(op.arity)]
@@ -89,7 +80,7 @@ def test_the_table_is_not_read_for_help_or_files_without_candidates(tmp_path):
     (tmp_path / "plain.py").write_text("x = 1\n")
     code = ("import sys; from tf_grl_migrate import cli, ops; sys.argv = ['tf-grl-migrate', sys.argv[1]]\n"
             "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-            "assert ops.table.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n")
+            "assert ops._document.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 

@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 
+import harness
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -12,13 +13,6 @@ tf = pytest.importorskip("tensorflow")
 from tf_grl_migrate import _tf_renames, ops  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _resolve(dotted):
-    obj = tf
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def test_table_is_what_the_generator_writes_for_the_pinned_tensorflow():
@@ -34,13 +28,14 @@ TF1_0 = json.loads((ROOT / "tools" / "tf_1_0_symbol_renames.json").read_text())[
 @pytest.mark.parametrize("old", sorted(_tf_renames.RENAMED))
 def test_each_name_written_is_the_object_tf1_meant(old):
     """`tf.neg` -> `tf.negative`: the very object TF 1.x had under the name TF 1.0 gave it."""
-    assert _resolve(_tf_renames.RENAMED[old]) is _resolve("compat.v1." + TF1_0["tf." + old][3:])
+    assert harness.resolve_tf("tensorflow." + _tf_renames.RENAMED[old]) is harness.resolve_tf(
+        "tensorflow.compat.v1." + TF1_0["tf." + old][3:])
 
 
 @pytest.mark.parametrize("old", sorted(_tf_renames.GONE))
 def test_names_without_a_tf2_object_are_marked_gone(old):
     with pytest.raises(AttributeError):
-        _resolve("compat.v1." + TF1_0["tf." + old][3:])
+        harness.resolve_tf("tensorflow.compat.v1." + TF1_0["tf." + old][3:])
 
 
 def test_the_renamed_arithmetic_is_recognised_as_a_reversal():

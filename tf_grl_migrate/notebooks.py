@@ -61,7 +61,7 @@ def mask(source: str):
         text = line.rstrip("\r\n")
         end = line[len(text):]
         if number == 0 and text.startswith("%%"):
-            if text[2:].split(None, 1)[:1] != [] and text[2:].split(None, 1)[0] in _PYTHON_CELL_MAGICS:
+            if (text[2:].split() or [""])[0] in _PYTHON_CELL_MAGICS:
                 out.append(f"{MAGIC}({len(saved)}){end}")
                 saved.append(text)
                 continue

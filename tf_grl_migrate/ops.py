@@ -33,12 +33,32 @@ class OpType:
 
 
 @functools.lru_cache(maxsize=None)
-def table() -> dict:
-    """qualified callable name -> {inputs, ops, stable, direct, name} (the generated table)."""
+def _document() -> dict:
+    """The generated op table, read once per process."""
     import json
 
     with open(os.path.join(_HERE, "_tf_op_table.json"), encoding="utf-8") as handle:
-        return json.load(handle)["callables"]
+        return json.load(handle)
+
+
+def table() -> dict:
+    """qualified callable name -> {inputs, ops, stable, direct, name} (the generated table)."""
+    return _document()["callables"]
+
+
+def tf_version() -> str:
+    """The TensorFlow the table was generated from."""
+    return _document()["tensorflow_version"]
+
+
+def _lookup(mapping: dict, qualified_names):
+    """The value for the first name found as spelt (``tensorflow.compat.v1.where`` may differ from
+    ``tensorflow.where``), else canonically (compat.v1 dropped); None when none is there."""
+    for name in qualified_names:
+        found = mapping.get(name) or mapping.get(canonical(name))
+        if found is not None:
+            return found
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,13 +84,7 @@ def __getattr__(name):  # OP_TYPES / CALLABLES: derived from the generated table
 
 
 def _entry(qualified_names):
-    """The table entry of the first name found as spelt, else canonically (compat.v1 dropped)."""
-    found = table()
-    for name in qualified_names:
-        entry = found.get(name) or found.get(canonical(name))
-        if entry is not None:
-            return entry
-    return None
+    return _lookup(table(), qualified_names)
 
 
 def ops_created(qualified_names) -> frozenset | None:
@@ -89,22 +103,14 @@ def describe_call(qualified_names, mapped) -> str:
     if entry is None:
         return f"may create {shown} ops the tool cannot see"
     if not entry["stable"] and set(entry["ops"] + entry.get("ops_rank3", [])) & set(mapped):
-        return (f"creates different ops for different input ranks ({', '.join(sorted(set(entry['ops'])))} for "
-                "rank 2; tf.matmul makes BatchMatMulV2 for batches, which TF1 did not override), so the tool "
-                "cannot tell which ones TF1 overrode (for matrices only, a rank-exact spelling such as "
-                "gen_math_ops.mat_mul can be migrated)")
+        rank2, rank3 = (", ".join(sorted(set(entry.get(k, entry["ops"])))) for k in ("ops", "ops_rank3"))
+        return (f"creates {rank2} for rank-2 inputs but {rank3} for rank-3 ones, so the tool cannot tell which "
+                "ops TF1 overrode (for one input rank only, a rank-exact spelling such as gen_math_ops.mat_mul "
+                "can be migrated)")
     hit = sorted(set(entry["ops"]) & set(mapped))
     if hit:
         return f"creates {', '.join(repr(k) for k in hit)} ops among others, which the tool cannot wrap one by one"
     return f"may create {shown} ops along paths a trace does not show (TF adds Identity ops by itself)"
-
-
-@functools.lru_cache(maxsize=None)
-def tf_version() -> str:
-    import json
-
-    with open(os.path.join(_HERE, "_tf_op_table.json"), encoding="utf-8") as handle:
-        return json.load(handle)["tensorflow_version"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -196,9 +202,4 @@ def canonical(qualified_name: str) -> str:
 
 def op_type_of_callable(qualified_names) -> OpType | None:
     """The op type a call creates and can be wrapped for (see :func:`_op_types`), or None."""
-    callables = _op_types()[1]
-    for name in qualified_names:
-        op = callables.get(name) or callables.get(canonical(name))
-        if op is not None:
-            return op
-    return None
+    return _lookup(_op_types()[1], qualified_names)

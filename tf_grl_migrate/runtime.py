@@ -11,6 +11,7 @@ graph mode, under ``tf.distribute``, through ``tf.saved_model``, with second-ord
 from __future__ import annotations
 
 import math
+import threading
 
 try:
     import tensorflow as tf
@@ -378,7 +379,7 @@ def unguard():
 # -- override_gradients: TF1's op-type gradient overrides, honoured by TF2's tapes ------------------
 
 _ABSENT = object()
-_OVERRIDES_LOCK = __import__("threading").RLock()
+_OVERRIDES_LOCK = threading.RLock()
 _ACTIVE = []  # [(token, {op type: registry entry})], innermost last
 _ORIGINALS = {}  # op type -> its registry entry before the first active override (or _ABSENT)
 
