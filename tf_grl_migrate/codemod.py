@@ -8,6 +8,7 @@ Text in, text out: :func:`migrate_code` never touches files and never imports Te
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -56,7 +57,7 @@ class Registration:
 class Site:
     with_node: cst.With
     item: cst.WithItem
-    entries: list = field(default_factory=list)  # (OpType, Registration | "builtin")
+    entries: list = field(default_factory=list)  # (OpType, Registration | ops.BuiltinGradient)
     calls: list = field(default_factory=list)  # (Call, OpType)
     refusal: tuple[str, str] | None = None
 
@@ -607,9 +608,13 @@ class Planner:
             target = self.match_target(element.value)
             if isinstance(target, tuple):
                 return target
-            if target == "builtin" and op.arity != 1:
-                return ("GRL109", f"'Identity' as the gradient of the {op.arity}-input op '{op_name}' is ambiguous; "
-                                  "write its @tf.custom_gradient by hand")
+            if isinstance(target, ops.BuiltinGradient) and op.arity != target.arity:
+                if target.arity == 1:
+                    return ("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op_name}' is "
+                                      "ambiguous; write its @tf.custom_gradient by hand")
+                return ("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
+                                  f"'{op_name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
+                                  "write the intended @tf.custom_gradient by hand")
             mapped.add(op_name)
             site.entries.append((op, target))
         if not self.is_graph(call.func.value):
@@ -627,12 +632,19 @@ class Planner:
         if scan.nested:
             return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
                               "be overridden, so migrate this block by hand with @tf.custom_gradient")
+        by_type = {op.name: target for op, target in site.entries}
+        operators = []
         for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
             op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__.removesuffix("Assign"))
-            if op_name in mapped:
-                return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
-                                  "overridden; rewrite them by hand with @tf.custom_gradient")
-        by_type = {op.name: target for op, target in site.entries}
+            if op_name not in mapped:
+                continue
+            if self.wraps_operator(node, op_name, by_type[op_name]):
+                operators.append((node, ops.OP_TYPES[op_name]))
+                continue
+            return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+                              "overridden; the tool wraps `*` and binary `-` only when the map borrows "
+                              "TensorFlow's two-input 'Add' gradient and one operand is the result of a TensorFlow "
+                              "op call, so rewrite them by hand with @tf.custom_gradient")
         for inner in scan.calls:
             names = self.qn(inner.func, raw=True)
             op = ops.op_type_of_callable(names)
@@ -648,10 +660,11 @@ class Planner:
             if refusal:
                 return refusal
             site.calls.append((inner, op))
+        site.calls.extend(operators)
         here = self.scopes.get(site.with_node)
         visible = _enclosing_scopes(here)
         for op, target in site.entries:
-            if target == "builtin":
+            if isinstance(target, ops.BuiltinGradient):
                 continue
             registration = target.stmt if target.kind != "decorator" else target.fdef
             if self.scopes.get(registration) not in visible:
@@ -664,6 +677,16 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def wraps_operator(self, node, op_name: str, target) -> bool:
+        """``a * b`` (or ``a - b``) in a block overriding its op type with a gradient TensorFlow
+        provides is wrapped like a call when it provably creates that op: one operand is the
+        result of a single-op TensorFlow call (so Tensor's operator runs, not numpy's or Python's)."""
+        if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS
+                and isinstance(target, ops.BuiltinGradient) and target.arity == 2):
+            return False
+        return any(isinstance(side, cst.Call) and ops.op_type_of_callable(self.qn(side.func, raw=True)) is not None
+                   for side in (node.left, node.right))
 
     def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
         """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
@@ -723,7 +746,7 @@ class Planner:
         if not keywords:
             return None
         value = keywords[0].value
-        if target == "builtin":
+        if isinstance(target, ops.BuiltinGradient):
             if not _is_plain(value) or isinstance(self.scopes.get(call), ClassScope) and _load_names(value):
                 return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
                                   "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
@@ -741,8 +764,8 @@ class Planner:
         if len(found) > 1:
             return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
                               "tell which one TF1 used")
-        if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_TARGETS:
-            return "builtin"
+        if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
+            return ops.BUILTIN_GRADIENTS[key[1]]
         return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module; "
                           "define that gradient with @tf.custom_gradient by hand")
 
@@ -758,7 +781,7 @@ class Planner:
             for site in self.sites:
                 if site.refusal:
                     continue
-                regs = [t for _, t in site.entries if t != "builtin"]
+                regs = [t for _, t in site.entries if not isinstance(t, ops.BuiltinGradient)]
                 bad = next((r for r in regs if r.refusal), None)
                 if bad is not None:
                     site.refusal = bad.refusal
@@ -803,6 +826,10 @@ class Rewriter(cst.CSTTransformer):
         return cst.Name(ref) if ref else updated
 
     def leave_Call(self, original, updated):
+        build = self.plan.calls.get(original)
+        return build(updated) if build else updated
+
+    def leave_BinaryOperation(self, original, updated):
         build = self.plan.calls.get(original)
         return build(updated) if build else updated
 
@@ -1038,6 +1065,14 @@ def _renamer(name: str):
     return build
 
 
+def _operator_call(name: str):
+    """``a * b`` -> ``name(a, b)``: the operator's op now lives inside the custom-gradient function."""
+    def build(updated: cst.BinaryOperation) -> cst.Call:
+        return cst.Call(func=cst.Name(name), args=[cst.Arg(updated.left), cst.Arg(updated.right)],
+                        lpar=updated.lpar, rpar=updated.rpar)
+    return build
+
+
 def _name_keyword_code(call: cst.Call) -> str | None:
     return next((_code(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
 
@@ -1162,8 +1197,9 @@ class _Builder:
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
                 target = by_type[op.name]
-                if target == "builtin":
-                    self.plan.calls[call] = _renamer(self.builtin_def(site, call, op))
+                if isinstance(target, ops.BuiltinGradient):
+                    name = self.builtin_def(site, call, op, target)
+                    self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
                     continue
                 if target not in calls_by_reg:
                     target.forward, target.arity = call.func, op.arity
@@ -1281,21 +1317,33 @@ class _Builder:
                 reg.callable_name = reg.fdef.name.value
         return reg.callable_name
 
-    def builtin_def(self, site: Site, call: cst.Call, op: ops.OpType) -> str:
-        """One generated pass-through gradient per block, op type and `name=`, defined just before
-        the block (so `name=` reads the same variables, when the op is created, as before)."""
-        keyword = _name_keyword_code(call)
-        cached = self.builtins.get((site.with_node, op.name, keyword))
+    def builtin_def(self, site: Site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
+        """One generated function per block, op type and `name=` computing a gradient TensorFlow
+        provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
+        defined just before the block (so `name=` reads the same variables, when the op is
+        created, as before). ``call`` is the op call, or the ``a * b`` operator that creates it."""
+        keyword = _name_keyword_code(call) if isinstance(call, cst.Call) else None
+        key = (site.with_node, op.name, keyword, isinstance(call, cst.Call))
+        cached = self.builtins.get(key)
         if cached:
             return cached
-        name = _fresh(f"_{op.name.lower()}_straight_through", self.taken)
-        self.builtins[(site.with_node, op.name, keyword)] = name
+        suffix = "straight_through" if target.name == "Identity" else f"{target.name.lower()}_gradient"
+        name = _fresh(f"_{op.name.lower()}_{suffix}", self.taken)
+        self.builtins[key] = name
         forwarded = "" if keyword is None else f", name={keyword}"
+        used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in _load_names(a.value)}
+        inputs = [_fresh(n, used) for n in (["x"] if op.arity == 1 else ["a", "b", "c", "d"][: op.arity])]
+        grad_fn = _fresh("grad_fn", used)
+        if isinstance(call, cst.Call):
+            forward = f"{_code(call.func)}({', '.join(inputs)}{forwarded})"
+        else:
+            forward = f"{inputs[0]}{_code(call.operator)}{inputs[1]}"
+        body = textwrap.indent(target.grad_body(self.tf, "dy", inputs), " " * 8)
         src = (f"@{self.tf}.custom_gradient\n"
-               f"def {name}(x):\n"
-               f"    def grad_fn(dy):\n"
-               f"        return dy\n"
-               f"    return {_code(call.func)}(x{forwarded}), grad_fn\n")
+               f"def {name}({', '.join(inputs)}):\n"
+               f"    def {grad_fn}(dy):\n"
+               f"{body}\n"
+               f"    return {forward}, {grad_fn}\n")
         self.plan.before_with.setdefault(site.with_node, []).append(cst.parse_statement(src))
         return name
 

@@ -149,10 +149,41 @@ OPERATOR_OP_TYPES: dict[str, str] = {
     "Power": "Pow",
     "Minus": "Neg",
 }
+# Operators whose op type is the same in TF 1.x and 2.x (``+`` made Add in TF1, AddV2 since):
+# the ones a block may have wrapped in a custom-gradient function.
+WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub"})
 
-# Registered-gradient names that TensorFlow itself provides, usable as override targets.
-# "Identity" passes the upstream gradient straight through (straight-through estimators).
-BUILTIN_TARGETS = frozenset({"Identity"})
+@dataclass(frozen=True)
+class BuiltinGradient:
+    """A gradient TensorFlow registers for one of its own op types, borrowed as an override target
+    (``{"Sign": "Identity"}``, ``{"Mul": "Add"}``): TF1 called that function with the overridden
+    op, so the migrated code computes the same math from the op's inputs. ``arity`` is how many
+    inputs it reads; ``body`` is the grad_fn body, formatted with ``tf`` (the module's TensorFlow
+    name), ``dy`` and ``inputs`` (the custom-gradient function's parameters)."""
+    name: str
+    arity: int
+    body: str
+
+    def grad_body(self, tf: str, dy: str, inputs: list[str]) -> str:
+        return self.body.format(tf=tf, dy=dy, a=inputs[0], b=inputs[-1])
+
+
+_PASS_THROUGH = "return {dy}"
+# TensorFlow's _AddGrad (math_grad.py): the upstream gradient to both inputs, summed over the axes
+# each was broadcast along and reshaped to its shape.
+_ADD_GRAD = ("sa, sb = {tf}.shape({a}), {tf}.shape({b})\n"
+             "ra, rb = {tf}.raw_ops.BroadcastGradientArgs(s0=sa, s1=sb)\n"
+             "return {tf}.reshape({tf}.reduce_sum({dy}, ra), sa), {tf}.reshape({tf}.reduce_sum({dy}, rb), sb)")
+
+# Gradients TensorFlow registers under these op-type names that an override map may name as its
+# target: "Identity" passes the upstream gradient straight through (straight-through estimators);
+# "Add"/"AddV2" pass it to both inputs, broadcast-reduced (ternary nets' {"Mul": "Add"}). Each one's
+# emitted math is proven against TF1 by the differential tests (tests/cases/rewrite).
+BUILTIN_GRADIENTS: dict[str, BuiltinGradient] = {
+    "Identity": BuiltinGradient("Identity", 1, _PASS_THROUGH),
+    "Add": BuiltinGradient("Add", 2, _ADD_GRAD),
+    "AddV2": BuiltinGradient("AddV2", 2, _ADD_GRAD),
+}
 
 # Arithmetic that a gradient reversal body is written with (recognised by --use-runtime).
 NEGATIVE = frozenset({"tensorflow.negative", "tensorflow.math.negative", "tensorflow.python.ops.math_ops.negative"})

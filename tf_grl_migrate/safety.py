@@ -150,6 +150,10 @@ class _Blur(ast.NodeTransformer):
             return ast.Name("_", ast.Load())
         return self.generic_visit(node)
 
+    def visit_BinOp(self, node):  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
+        node = self.generic_visit(node)
+        return ast.Call(ast.Name("_", ast.Load()), [node.left, node.right], [])
+
     def visit_Call(self, node):
         flip = self.flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         node = self.generic_visit(node)

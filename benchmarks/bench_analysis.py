@@ -1,0 +1,108 @@
+"""Analysis cost against libcst's own parse, in-process, min of N runs per file.
+
+For every ``.py`` file under the given folders (default: the project's cases), time
+``tf_grl_migrate.codemod.migrate_code`` (the whole text-in/text-out migration, stability check
+included) and ``libcst.parse_module`` of the same text, and print the ratio per file and in total.
+``--big N`` adds a generated module of about N lines with one override in the middle, and reports
+its time and peak traced memory against the parse's. Targets (issue #11): total <= 3x, no file over
+6x; the big module <= 2x in time and memory.
+
+    python benchmarks/bench_analysis.py [FOLDER ...] [--rounds 3] [--big 50000]
+"""
+
+import argparse
+import gc
+import pathlib
+import sys
+import time
+import tracemalloc
+
+import libcst
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tf_grl_migrate import codemod  # noqa: E402
+
+BIG_HEAD = "import tensorflow as tf\n\n\n@tf.RegisterGradient('Rev')\ndef _rev(op, grad):\n    return -grad\n\n\n"
+BIG_UNIT = '''def layer_{i}(x, width={i}):
+    """Layer {i}."""
+    y = tf.matmul(x, tf.ones([width, width])) + {i}
+    if width > 3:
+        y = tf.nn.relu(y)
+    return [y * k for k in range(3)]
+
+
+'''
+BIG_SITE = "def flipped(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map({'Identity': 'Rev'}):\n        return tf.identity(x)\n\n\n"
+
+
+def big_module(lines: int) -> str:
+    units = max(1, lines // BIG_UNIT.count("\n"))
+    half = units // 2
+    body = [BIG_UNIT.format(i=i) for i in range(units)]
+    return BIG_HEAD + "".join(body[:half]) + BIG_SITE + "".join(body[half:])
+
+
+def best(fn, rounds):
+    times = []
+    for _ in range(rounds):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def peak(fn):
+    gc.collect()
+    tracemalloc.start()
+    fn()
+    _, top = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return top
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folders", nargs="*", default=[str(ROOT / "tests" / "cases")])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--big", type=int, default=0, help="lines of a generated module to add")
+    parser.add_argument("--show", type=int, default=8, help="worst files to list")
+    args = parser.parse_args()
+
+    rows = []
+    for folder in args.folders:
+        for path in sorted(pathlib.Path(folder).expanduser().rglob("*.py")):
+            text = path.read_bytes().decode("utf-8", "replace")
+            try:
+                libcst.parse_module(text)
+            except libcst.ParserSyntaxError:
+                continue
+            parse = best(lambda: libcst.parse_module(text), args.rounds)
+            try:
+                ours = best(lambda: codemod.migrate_code(text), args.rounds)
+            except codemod.SafetyError:
+                continue
+            rows.append((ours / parse, ours, parse, path))
+    total_ours = sum(r[1] for r in rows)
+    total_parse = sum(r[2] for r in rows)
+    rows.sort(key=lambda r: r[0], reverse=True)
+    print(f"{'ratio':>6} {'ours ms':>9} {'parse ms':>9}  file")
+    for ratio, ours, parse, path in rows[: args.show]:
+        print(f"{ratio:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  {path.name}")
+    print(f"files: {len(rows)}; total ours/parse: {total_ours / total_parse:.2f}x "
+          f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {rows[0][0]:.2f}x (targets: 3x, 6x)")
+    if args.big:
+        text = big_module(args.big)
+        parse = best(lambda: libcst.parse_module(text), 1)
+        ours = best(lambda: codemod.migrate_code(text), 1)
+        mem_parse = peak(lambda: libcst.parse_module(text))
+        mem_ours = peak(lambda: codemod.migrate_code(text))
+        print(f"big module ({text.count(chr(10))} lines): time {ours:.2f} s vs parse {parse:.2f} s = "
+              f"{ours / parse:.2f}x; peak memory {mem_ours / 2**20:.0f} MiB vs {mem_parse / 2**20:.0f} MiB = "
+              f"{mem_ours / mem_parse:.2f}x (targets: 2x, 2x)")
+
+
+if __name__ == "__main__":
+    main()
