@@ -15,6 +15,8 @@ import libcst as cst
 from libcst.metadata import (
     Assignment,
     ClassScope,
+    FunctionScope,
+    GlobalScope,
     ImportAssignment,
     MetadataWrapper,
     PositionProvider,
@@ -51,6 +53,7 @@ class Registration:
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
+    owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
 
 
 @dataclass(eq=False)
@@ -667,9 +670,12 @@ class Planner:
             if isinstance(target, ops.BuiltinGradient):
                 continue
             registration = target.stmt if target.kind != "decorator" else target.fdef
-            if self.scopes.get(registration) not in visible:
+            if self.scopes.get(registration) not in visible and not self.reached_through_class(target, here):
+                where = ("cannot see it" if not isinstance(self.scopes.get(registration), ClassScope) else
+                         "cannot see it (a class body's gradient function is called as `Class.function` only from "
+                         "the methods of a plain, undecorated module-level class bound once)")
                 return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
-                                  "cannot see it; move it to module level and migrate again")
+                                  f"{where}; move it to module level and migrate again")
             # TF1 needs the registration only when gradients are taken; the migrated call needs its
             # function when the op is created: in one scope, the registration must come first
             if self.scopes.get(registration) is here and self.pos(registration)[0] > self.pos(site.with_node)[0]:
@@ -677,6 +683,33 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def reached_through_class(self, reg: Registration, here) -> bool:
+        """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
+        class, beside the methods) is called from the class's own methods as ``Class.function``:
+        the class is a plain module-level class bound once, and no scope between the method and the
+        module rebinds its name. Sets ``reg.owner``."""
+        fscope = self.scopes.get(reg.fdef)
+        if reg.kind != "decorator" or not isinstance(fscope, ClassScope):
+            return False
+        cdef = self.parents.get(self.parents.get(reg.fdef))  # def -> IndentedBlock -> ClassDef
+        if not isinstance(cdef, cst.ClassDef) or cdef.decorators or not isinstance(fscope.parent, GlobalScope):
+            return False
+        cname = cdef.name.value
+        if len(fscope.parent.assignments[cname]) != 1:
+            return False
+        chain, scope = [], here
+        while scope is not None and scope is not fscope.parent:
+            chain.append(scope)
+            scope = scope.parent
+        if len(chain) < 2 or chain[-1] is not fscope or not isinstance(chain[-2], FunctionScope):
+            return False  # the block is not inside a method of this class
+        if any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope)):
+            return False
+        if reg.owner and reg.owner != cname:
+            return False
+        reg.owner = cname
+        return True
 
     def wraps_operator(self, node, op_name: str, target) -> bool:
         """``a * b`` (or ``a - b``) in a block overriding its op type with a gradient TensorFlow
@@ -1061,7 +1094,7 @@ def _renamer(name: str):
         args = [a for a in updated.args if a.keyword is None]
         if len(args) != len(updated.args):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(func=cst.Name(name), args=args)
+        return updated.with_changes(func=cst.parse_expression(name) if "." in name else cst.Name(name), args=args)
     return build
 
 
@@ -1213,7 +1246,7 @@ class _Builder:
             name = self.callable_name(reg)
             self.convert(reg)
             for call in calls:
-                self.plan.calls[call] = _renamer(name)
+                self.plan.calls[call] = _renamer(f"{reg.owner}.{name}" if reg.owner else name)
         self.remove_dead_code()
         return self.plan
 
