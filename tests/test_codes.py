@@ -1,4 +1,4 @@
-"""The one table of codes (tf_grl_migrate/report.py CODES): every code is documented in the README
+"""The one table of codes (tf_grl_migrate/codes.py CODES): every code is documented in the README
 and exercised by a test: a refusal case under tests/cases/refuse for each 1xx code, a test file
 naming it for the notes (2xx) and file failures (9xx)."""
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tf_grl_migrate.report import CODES
+from tf_grl_migrate.codes import CODES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TESTS = pathlib.Path(__file__).resolve().parent

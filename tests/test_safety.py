@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 
 from harness import cli
-from tf_grl_migrate import codemod, safety
+from tf_grl_migrate import analysis, rewrite, safety
 from tf_grl_migrate.codemod import SafetyError, migrate_code
 
 CONTEXT_MANAGER = '''import contextlib
@@ -42,8 +42,8 @@ def test_dissolved_block_that_hands_control_away_is_caught_without_the_block_sca
     if body.startswith("await"):
         source = source.replace("def guided_relu", "async def guided_relu")
     assert [d.code for d in migrate_code(source).diagnostics] == ["GRL101"]
-    monkeypatch.setattr(codemod._BodyScan, "__init__", _blind_scan_init)
-    monkeypatch.setattr(codemod._BodyScan, "on_visit", lambda self, node: True)
+    monkeypatch.setattr(analysis._BodyScan, "__init__", _blind_scan_init)
+    monkeypatch.setattr(analysis._BodyScan, "on_visit", lambda self, node: True)
     with pytest.raises(SafetyError, match="would remove an override around"):
         migrate_code(source)
 
@@ -56,7 +56,7 @@ def test_yield_case_is_refused_through_the_cli_with_grl904_and_not_written(tmp_p
     path = tmp_path / "guided.py"
     path.write_text(CONTEXT_MANAGER.replace("{body}", "yield"))
     before = path.read_bytes()
-    monkeypatch.setattr(codemod._BodyScan, "visit_Yield", lambda self, node: None)
+    monkeypatch.setattr(analysis._BodyScan, "visit_Yield", lambda self, node: None)
     result = cli(path, "--write", "--no-cache")
     assert result.exit_code == 123, result.output
     assert f"{path}:1:1: GRL904 the rewrite would remove an override around `yield`" in result.output
@@ -84,14 +84,14 @@ def flip_gradient(x, l=1.0):
 
 def test_rewriter_that_drops_a_statement_the_plan_never_removed_is_caught(monkeypatch):
     assert "print(" in migrate_code(DANN).code
-    leave = codemod.Rewriter.leave_SimpleStatementLine
+    leave = rewrite.Rewriter.leave_SimpleStatementLine
 
     def drops_prints(self, original, updated):
         if "print(" in cst.Module(body=[]).code_for_node(original):
             return self._marker(updated)
         return leave(self, original, updated)
 
-    monkeypatch.setattr(codemod.Rewriter, "leave_SimpleStatementLine", drops_prints)
+    monkeypatch.setattr(rewrite.Rewriter, "leave_SimpleStatementLine", drops_prints)
     with pytest.raises(SafetyError, match="would remove a `Expr` statement that is not override machinery"):
         migrate_code(DANN)
 
@@ -99,7 +99,7 @@ def test_rewriter_that_drops_a_statement_the_plan_never_removed_is_caught(monkey
 def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
     """A dead-code pass that removed `l = ...` although the gradient still reads it."""
     source = DANN.replace('    print("building", grad_name)\n', "    l = l * 2.0\n")
-    remove = codemod._Builder.remove_dead_code
+    remove = rewrite._Builder.remove_dead_code
 
     def overzealous(self):
         remove(self)
@@ -107,7 +107,7 @@ def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
             if cst.Module(body=[]).code_for_node(stmt).strip() == "l = l * 2.0":
                 self.plan.removed_stmts.add(stmt)
 
-    monkeypatch.setattr(codemod._Builder, "remove_dead_code", overzealous)
+    monkeypatch.setattr(rewrite._Builder, "remove_dead_code", overzealous)
     with pytest.raises(SafetyError, match="remove the assignment of `l`, which the rewritten code still reads"):
         migrate_code(source)
 

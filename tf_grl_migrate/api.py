@@ -10,7 +10,7 @@
         report.path, report.changed, report.written, report.diagnostics, report.diff
 
 Neither raises for a bad file: what could not be read, decoded, parsed or written becomes a
-diagnostic of that file (codes GRL9xx; see ``tf_grl_migrate.report.CODES``).
+diagnostic of that file (codes GRL9xx; see ``tf_grl_migrate.codes.CODES``).
 """
 
 from __future__ import annotations

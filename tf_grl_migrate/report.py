@@ -1,35 +1,8 @@
-"""Diagnostics, their stable codes, text and JSON reports, and the exit status."""
+"""Diagnostics, text and JSON reports, and the exit status (the codes: ``codes.py``)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
-
-# Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
-# 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).
-# 9xx: a file the tool could not process (file left unchanged).
-CODES = {
-    "GRL101": "override block calls code the tool cannot see into",
-    "GRL102": "override target cannot be matched to a gradient registration",
-    "GRL103": "gradient function uses op features tf.custom_gradient cannot supply",
-    "GRL104": "op type not in the op table",
-    "GRL105": "override map is not a literal dict",
-    "GRL106": "gradient registration cannot be converted",
-    "GRL107": "registration not visible where it is used",
-    "GRL108": "overridden op created in a form the tool cannot rewrite",
-    "GRL109": "override target is a built-in gradient other than Identity",
-    "GRL110": "another use of the same registration could not be migrated",
-    "GRL111": "gradient_override_map used outside a with statement",
-    "GRL112": "notebook cell that is not Python (%%bash, ...) or does not parse holds an override",
-    "GRL113": "gradient_override_map that is not provably tf.Graph's (a wrapper, or an unresolved receiver)",
-    "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
-    "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
-    "GRL901": "cannot read or decode file",
-    "GRL902": "cannot parse file",
-    "GRL903": "internal error while transforming file",
-    "GRL904": "rewrite failed the safety check",
-    "GRL905": "cannot write file",
-    "GRL906": "notebook cannot be written back exactly",
-}
 
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1

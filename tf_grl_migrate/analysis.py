@@ -1,0 +1,830 @@
+"""Gather and decide: every gradient registration and override site of a module, with the facts
+about them (libcst scope analysis), and per site whether the rewrite provably keeps TF1's
+gradients, or the coded refusal that says why not. No node is changed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment,
+    ClassScope,
+    FunctionScope,
+    GlobalScope,
+    ImportAssignment,
+    MetadataWrapper,
+    PositionProvider,
+    ScopeProvider,
+)
+
+from . import ops, precheck
+from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
+    _name_keyword_code)
+from .report import Diagnostic
+
+
+@dataclass(eq=False)
+class Registration:
+    name_key: tuple
+    fdef: cst.FunctionDef  # the gradient function (op, grad)
+    kind: str  # "decorator" | "call" | "factory"
+    decorator: cst.Decorator | None = None
+    stmt: cst.SimpleStatementLine | None = None  # call/factory form statement
+    factory_call: cst.Call | None = None
+    name_expr: cst.BaseExpression | None = None
+    refusal: tuple[str, str] | None = None  # (code, message) when it cannot be converted
+    op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
+    uses_output: bool = False
+    body_names: set = field(default_factory=set)
+    callable_name: str = ""  # what call sites call after the rewrite
+    forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
+    arity: int = 1
+    renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
+    name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
+    rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
+    owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
+
+
+@dataclass(eq=False)
+class Site:
+    with_node: cst.With
+    item: cst.WithItem
+    entries: list = field(default_factory=list)  # (OpType, Registration | ops.BuiltinGradient)
+    calls: list = field(default_factory=list)  # (Call, OpType)
+    refusal: tuple[str, str] | None = None
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self):
+        self.withs: list[tuple[cst.With, cst.WithItem]] = []
+        self.map_calls: list[cst.Call] = []
+        self.name_withs: list[tuple[cst.With, cst.WithItem]] = []
+        self.map_refs: list[cst.Attribute] = []  # every `<expr>.gradient_override_map`, called or not
+        self.private_refs: list[cst.Attribute] = []  # `g._gradient_override_map`: TF's private dict
+        self.name_calls: list[cst.Call] = []  # f(...) with a bare name: wrappers named like the API
+        self.map_aliases: set[str] = {precheck.MARKER}  # `from m import gradient_override_map as gom`
+        self.attr_values: dict[str, list] = {}  # attr -> values of every `<expr>.attr = value` target
+        self.defs: list[cst.FunctionDef] = []
+        self.exprs: list[cst.SimpleStatementLine] = []
+        self.names: set[str] = set()
+        # what libcst's ParentNodeProvider gives, from this one pass (its own pass costs ~20% of a file)
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.order: dict[cst.CSTNode, int] = {}  # pre-order index: which of two nodes starts first
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node):
+        self.order[node] = len(self.order)
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node):
+        self._stack.pop()
+        super().on_leave(original_node)
+
+    def visit_With(self, node):
+        for item in node.items:
+            if _is_map_call(item.item):
+                self.withs.append((node, item))
+            elif isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Name):
+                self.name_withs.append((node, item))
+
+    def visit_Call(self, node):
+        if _is_map_call(node):
+            self.map_calls.append(node)
+        elif isinstance(node.func, cst.Name):
+            self.name_calls.append(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.value == precheck.MARKER:
+            self.map_refs.append(node)
+        elif node.attr.value == precheck.PRIVATE:
+            self.private_refs.append(node)
+
+    def visit_ImportAlias(self, node):
+        if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
+            self.map_aliases.add(node.asname.name.value)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute):
+                self.attr_values.setdefault(target.target.attr.value, []).append(node.value)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, cst.Attribute):
+            self.attr_values.setdefault(node.target.attr.value, []).append(None)
+
+    def visit_AnnAssign(self, node):
+        if isinstance(node.target, cst.Attribute):
+            self.attr_values.setdefault(node.target.attr.value, []).append(node.value)
+
+    def wrapper_calls(self) -> list[cst.Call]:
+        """Calls of a bare name that is, or is imported as, ``gradient_override_map``: a wrapper
+        (lucid's, a project helper) whose overrides TF2 ignores just the same."""
+        return [c for c in self.name_calls if c.func.value in self.map_aliases]
+
+    def visit_FunctionDef(self, node):
+        if node.decorators:
+            self.defs.append(node)
+
+    def visit_SimpleStatementLine(self, node):
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+            self.exprs.append(node)
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
+_OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
+                 "affected ops by hand with @tf.custom_gradient")
+
+
+_TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be entered where the tool cannot follow "
+                   "it; TF2 ignores it however it is entered, so rewrite the affected ops by hand with "
+                   "@tf.custom_gradient")
+
+
+def _override_recipe(mapping) -> str:
+    """The runtime answer for a model-wide override (guided backprop, deconvnet, a quantised
+    model): the same map, applied where TF2 computes the gradient."""
+    shown = " ".join(_code(mapping).split())
+    return (f"or keep the registrations and apply the map where the gradient is taken: `with "
+            f"tf_grl_migrate.override_gradients({shown}): grads = tape.gradient(y, x)` (README: \"Guided "
+            "backprop and other model-wide overrides\")")
+
+
+def _not_a_graph_message(func: str) -> str:
+    return (f"`{func}` is not provably tf.Graph.gradient_override_map (a wrapper, or a receiver the tool cannot "
+            "resolve to a graph); TF2 ignores graph gradient overrides however they are entered, so wrap the "
+            "overridden ops yourself in a @tf.custom_gradient function (or bind the graph with "
+            "`g = tf.get_default_graph()` where the tool can see it)")
+
+
+class _BodyScan(cst.CSTVisitor):
+    """Every call, operator and nested definition inside an override block."""
+
+    def __init__(self):
+        self.calls: list[cst.Call] = []
+        self.operators: list[cst.CSTNode] = []
+        self.nested: list[cst.CSTNode] = []
+        self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
+
+    def visit_Call(self, node):
+        self.calls.append(node)
+
+    # Each of these runs code the tool cannot see without a call in sight: the caller's `with`
+    # body (a @contextmanager's yield), a coroutine, a module's top level, a context manager's
+    # __enter__. TF1 applies the override to every op created there.
+    def visit_Yield(self, node):
+        self.opaque.append((node, "yield from" if isinstance(node.value, cst.From) else "yield"))
+
+    def visit_Await(self, node):
+        self.opaque.append((node, "await"))
+
+    def visit_Import(self, node):
+        self.opaque.append((node, "import " + _code(node.names[0].name)))
+
+    def visit_ImportFrom(self, node):
+        star = isinstance(node.names, cst.ImportStar)
+        module = "." * len(node.relative) + (_code(node.module) if node.module is not None else "")
+        self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
+
+    def visit_With(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async with"))
+        for item in node.items:
+            if not isinstance(item.item, cst.Call):
+                self.opaque.append((item, f"with {_code(item.item)}"))
+
+    def visit_For(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_CompFor(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_AugAssign(self, node):
+        self.operators.append(node)
+
+    def visit_BinaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_UnaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_FunctionDef(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_Lambda(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_ClassDef(self, node):
+        self.nested.append(node)
+        return False
+
+
+# builtins that create no op (not abs/round/min/max: `abs(t)` is Tensor.__abs__, an Abs op; not
+# hasattr/getattr: they run properties)
+_NO_OP_BUILTINS = frozenset("builtins." + n for n in (
+    "len", "range", "print", "isinstance", "issubclass", "int", "float", "str", "bool", "repr", "id", "type"))
+
+
+class Planner:
+    """Gather first, decide second: no node is changed here."""
+
+    def __init__(self, wrapper: MetadataWrapper):
+        self.module = wrapper.module
+        self.wrapper = wrapper
+        # Scope analysis is the one full metadata pass. Qualified names are asked of the scope only
+        # for the few nodes that need them (what QualifiedNameProvider's own pass would do for every
+        # node), and positions are computed only when a diagnostic needs one.
+        self.scopes = wrapper.resolve(ScopeProvider)
+        self._positions = None
+        self.diagnostics: list[Diagnostic] = []
+        collector = _Collector()
+        self.module.visit(collector)
+        self.collector = collector
+        self.parents = collector.parents
+        self.module_names = set(collector.names)
+        self.map_call_set = set(collector.map_calls) | set(collector.wrapper_calls())
+        self.registrations: list[Registration] = []
+        self.sites: list[Site] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def qn(self, node, raw: bool = False) -> set[str]:
+        scope = self.scopes.get(node)
+        if scope is None:
+            return set()
+        names = {q.name for q in scope.get_qualified_names_for(node)}
+        return names if raw else {ops.canonical(name) for name in names}
+
+    def pos(self, node) -> tuple[int, int]:
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        p = self._positions[node].start
+        return p.line, p.column + 1
+
+    def referents(self, name: cst.Name):
+        scope = self.scopes.get(name)
+        if scope is None:
+            return set()
+        for access in scope.accesses[name]:
+            if access.node is name:
+                return set(access.referents)
+        return set()
+
+    def simple_assign_value(self, assignment):
+        """For ``name = <value>`` (one target, alone on its line): (statement, value)."""
+        if not isinstance(assignment, Assignment) or isinstance(assignment, ImportAssignment):
+            return None
+        target = self.parents.get(assignment.node)
+        assign = self.parents.get(target) if isinstance(target, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or target.target is not assignment.node:
+            return None
+        stmt = self.parents.get(assign)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        return stmt, assign.value
+
+    def bound_value(self, name: cst.Name):
+        """The value of ``name`` when its one binding is a plain ``name = value`` line."""
+        refs = self.referents(name)
+        if len(refs) != 1:
+            return None
+        found = self.simple_assign_value(next(iter(refs)))
+        return found[1] if found else None
+
+    def key(self, expr) -> tuple | None:
+        """What identifies a gradient name expression, so a registration and a use match."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = expr.evaluated_value
+            if isinstance(value, str):
+                return ("str", value)
+        if isinstance(expr, cst.Name):
+            value = self.bound_value(expr)
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+                return self.key(value)
+            refs = self.referents(expr)
+            if refs:
+                return ("var", frozenset(id(r) for r in refs))
+            return None
+        scope = self.scopes.get(expr)
+        return ("expr", id(scope), _code(expr))
+
+    def function_def_for(self, name: cst.Name):
+        refs = self.referents(name)
+        if len(refs) != 1:
+            return None
+        ref = next(iter(refs))
+        if isinstance(ref, Assignment) and isinstance(ref.node, cst.FunctionDef):
+            return ref.node
+        return None
+
+    # -- gather ----------------------------------------------------------------------------
+    def gather_registrations(self):
+        for fdef in self.collector.defs:
+            for dec in fdef.decorators:
+                call = dec.decorator
+                if isinstance(call, cst.Call) and self.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
+                    self.registrations.append(
+                        Registration(self.key(call.args[0].value), fdef, "decorator", decorator=dec,
+                                     name_expr=call.args[0].value)
+                    )
+        for stmt in self.collector.exprs:
+            outer = stmt.body[0].value
+            if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
+                continue
+            inner = outer.func
+            if not (self.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
+                continue
+            name_expr, target = inner.args[0].value, outer.args[0].value
+            reg = Registration(self.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
+            if isinstance(target, cst.Name):
+                reg.fdef = self.function_def_for(target)
+            elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+                factory = self.function_def_for(target.func)
+                reg.kind, reg.factory_call = "factory", target
+                reg.fdef = self.factory_product(factory) if factory is not None else None
+            if reg.fdef is None:
+                reg.refusal = ("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+            self.registrations.append(reg)
+
+    def factory_product(self, factory: cst.FunctionDef):
+        """``def make(l): def g(op, grad): ...; return g`` -> g."""
+        body = factory.body.body
+        if not body or not isinstance(factory.body, cst.IndentedBlock):
+            return None
+        last = body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+            return None
+        value = last.body[0].value
+        if not isinstance(value, cst.Name):
+            return None
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == value.value:
+                return stmt
+        return None
+
+    def check_registration(self, reg: Registration):
+        if reg.refusal:
+            return
+        fdef = reg.fdef
+        params = fdef.params
+        plain = params.params
+        if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
+                or params.star_kwarg or params.posonly_params):
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad)")
+            return
+        if reg.kind == "decorator" and len(fdef.decorators) != 1:
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
+                                     "registration; migrate it by hand")
+            return
+        op_name = plain[0].name
+        fscope = self.scopes.get(fdef.body.body[0]) if fdef.body.body else None
+        if fscope is None:
+            reg.refusal = ("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
+            return
+        for assignment in fscope.assignments[op_name.value]:
+            for access in assignment.references:
+                node = access.node
+                attr = self.parents.get(node)
+                sub = self.parents.get(attr)
+                ok = (
+                    isinstance(attr, cst.Attribute) and attr.value is node and attr.attr.value in ("inputs", "outputs")
+                    and isinstance(sub, cst.Subscript) and sub.value is attr and len(sub.slice) == 1
+                    and isinstance(sub.slice[0].slice, cst.Index)
+                    and isinstance(sub.slice[0].slice.value, cst.Integer)
+                )
+                if not ok:
+                    shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
+                    line = self.pos(node)[0]
+                    reg.refusal = (
+                        "GRL103",
+                        f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
+                        "tf.custom_gradient cannot supply (only op.inputs[i] and op.outputs[0] map onto it); "
+                        "rewrite it by hand with @tf.custom_gradient",
+                    )
+                    return
+                index = int(sub.slice[0].slice.value.value)
+                kind = "in" if attr.attr.value == "inputs" else "out"
+                if kind == "out" and index != 0:
+                    reg.refusal = ("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
+                    return
+                reg.op_refs[sub] = (kind, index)
+                reg.uses_output |= kind == "out"
+        reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
+        self.check_removed_aliases(reg)
+        self.check_def_name(reg)
+
+    def check_def_name(self, reg: Registration):
+        """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
+        "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
+        would shadow the first at every call. Such a function gets a fresh name, unless the name is
+        also read somewhere (renaming would break that reader): then it is refused."""
+        if reg.refusal or reg.kind == "factory":
+            return
+        bindings = self.scopes.get(reg.fdef).assignments[reg.fdef.name.value]
+        if len(bindings) < 2:
+            return
+        # a decorated function's name is read by nobody but such readers; the call form reads it itself
+        readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
+        if readers:
+            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+                                     f"read (line {self.pos(readers[0])[0]}), so renaming either would break that; "
+                                     "give each gradient function its own name and migrate again")
+            return
+        reg.rename = True
+
+    def check_removed_aliases(self, reg: Registration):
+        """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
+        names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
+        spelling, TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
+        TF1 had), and a name TF2 has in neither form refuses the registration (GRL114)."""
+        for attr in _attributes(reg.fdef.body):
+            found = ops.removed_alias(self.qn(attr))
+            if found is None:
+                missing = sorted(q for q in self.qn(attr, raw=True)
+                                 if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
+                if not missing:
+                    continue
+                old = missing[0][len("tensorflow."):]
+                if not ops.exists_in_tf2("tensorflow.compat.v1." + old):
+                    reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) "
+                                             f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                                             f"({missing[0]}); rewrite that line by hand, then migrate again")
+                    return
+                found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
+            old, new = found
+            if new is None:
+                reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) uses "
+                                         f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
+                                         "for; rewrite that line by hand, then migrate again")
+                return
+            prefix = attr
+            for _ in old.split("."):
+                prefix = prefix.value
+            if any(q.startswith("tensorflow.compat.v1.") for q in self.qn(attr, raw=True)):
+                new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
+            reg.renames[attr] = f"{_code(prefix)}.{new}"
+
+    def gather_sites(self):
+        in_with = {id(item.item) for _, item in self.collector.withs}
+        wrappers = self.collector.wrapper_calls()
+        wrapped_withs = {id(item.item): w for w, item in self.collector.name_withs}
+        for call in wrappers:
+            with_node = wrapped_withs.get(id(call))
+            if with_node is not None:
+                self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", _not_a_graph_message(_code(call.func))))
+            else:
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
+        for call in self.collector.map_calls:
+            if id(call) not in in_with:
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
+        for node in self.taken_as_value():
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", _TAKEN_AS_VALUE))
+        for node in self.collector.private_refs:
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", precheck.PRIVATE_MAP_MESSAGE))
+        for with_node, item in self.collector.withs:
+            site = Site(with_node, item)
+            self.sites.append(site)
+            site.refusal = self.analyze_site(site)
+
+    def taken_as_value(self) -> list:
+        """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
+        ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
+        found = []
+        for ref in self.collector.map_refs:
+            holder = self.parents.get(ref)
+            called = isinstance(holder, cst.Call) and holder.func is ref
+            stored = isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
+                getattr(holder, "target", None) is ref)
+            if not called and not stored and self.is_graph(ref.value):
+                found.append(ref)
+        for call in self.collector.name_calls:
+            if (call.func.value == "getattr" and len(call.args) >= 2
+                    and isinstance(call.args[1].value, cst.SimpleString)
+                    and call.args[1].value.evaluated_value == precheck.MARKER and self.is_graph(call.args[0].value)):
+                found.append(call)
+        return found
+
+    def resolve_dict(self, arg):
+        """A dict literal, or a variable bound to one that nothing can change between binding and
+        use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
+        is removed later if nothing else uses it). A (code, message) refusal for a map that is
+        changed or shared (``m["Sign"] = "Identity"``, ``m.update(...)``, passed to a function);
+        None when it is no dict literal at all."""
+        if isinstance(arg, cst.Dict):
+            return arg
+        if not isinstance(arg, cst.Name):
+            return None
+        refs = self.referents(arg)
+        found = self.simple_assign_value(next(iter(refs))) if len(refs) == 1 else None
+        if found is None or not isinstance(found[1], cst.Dict):
+            return None
+        for access in next(iter(refs)).references:
+            holder = self.parents.get(access.node)
+            if not (isinstance(holder, cst.Arg) and holder.value is access.node
+                    and self.parents.get(holder) in self.map_call_set):
+                line = self.pos(access.node)[0]
+                return ("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
+                                  f"`{self.statement_code(access.node)}`), so the literal is not what TF1 used; "
+                                  "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
+        return found[1]
+
+    def statement_code(self, node) -> str:
+        """The first line of the statement holding ``node``, for messages."""
+        while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            node = self.parents.get(node)
+        return _code(node).strip().splitlines()[0] if node is not None else "?"
+
+    def is_graph(self, receiver, seen=frozenset()) -> bool:
+        """Whether ``receiver`` is provably a ``tf.Graph``: ``<expr>.graph`` (``x.graph``,
+        ``sess.graph``, ``K.get_session().graph``), ``tf.get_default_graph()``, ``tf.Graph()``, a
+        name bound to one of these (also ``with tf.Graph().as_default() as g``), or an attribute
+        (``self.G``) every assignment of which in this module is one of these. A name counts when every
+        binding that reaches it is one of these (``g = tf.get_default_graph()`` in two branches)."""
+        if isinstance(receiver, cst.Attribute):
+            name = receiver.attr.value
+            if name == "graph":
+                return True
+            values = self.collector.attr_values.get(name)
+            return bool(values) and name not in seen and all(
+                v is not None and self.is_graph(v, seen | {name}) for v in values)
+        if isinstance(receiver, cst.Call):
+            func = self.qn(receiver.func)
+            if func & ops.DEFAULT_GRAPH or func & ops.GRAPH_CLASS:
+                return True
+            return (isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "as_default"
+                    and self.is_graph(receiver.func.value, seen))
+        if isinstance(receiver, cst.Name):
+            refs = self.referents(receiver)
+            return bool(refs) and all(self._binds_graph(ref, seen) for ref in refs)
+        return False
+
+    def _binds_graph(self, ref, seen) -> bool:
+        found = self.simple_assign_value(ref)
+        if found is not None:
+            return self.is_graph(found[1], seen)
+        as_name = self.parents.get(ref.node) if isinstance(ref, Assignment) else None
+        item = self.parents.get(as_name)
+        return isinstance(as_name, cst.AsName) and isinstance(item, cst.WithItem) and self.is_graph(item.item, seen)
+
+    def analyze_site(self, site: Site):
+        call = site.item.item
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            return ("GRL105", "gradient_override_map call does not take one dict argument")
+        mapping = self.resolve_dict(call.args[0].value)
+        if isinstance(mapping, tuple):
+            return mapping
+        if mapping is None:
+            return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
+                              "rewrite the block by hand with @tf.custom_gradient")
+        if site.item.asname is not None:
+            return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+        mapped: set[str] = set()
+        for element in mapping.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
+                return ("GRL105", "override map has a key that is not a string literal")
+            op_name = element.key.evaluated_value
+            op = ops.OP_TYPES.get(op_name)
+            if op is None:
+                return ("GRL104", precheck.unknown_op_message(op_name))
+            target = self.match_target(element.value)
+            if isinstance(target, tuple):
+                return target
+            if isinstance(target, ops.BuiltinGradient) and op.arity != target.arity:
+                if target.arity == 1:
+                    return ("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op_name}' is "
+                                      "ambiguous; write its @tf.custom_gradient by hand")
+                return ("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
+                                  f"'{op_name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
+                                  "write the intended @tf.custom_gradient by hand")
+            mapped.add(op_name)
+            site.entries.append((op, target))
+        if not self.is_graph(call.func.value):
+            return ("GRL113", _not_a_graph_message(_code(call.func)))
+        scan = _BodyScan()
+        for stmt in site.with_node.body.body:
+            stmt.visit(scan)
+        recipe = _override_recipe(mapping)
+        if scan.opaque:
+            node, what = scan.opaque[0]
+            return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
+                              f"{self.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
+                              "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
+                              f"in a @tf.custom_gradient function, {recipe}")
+        if scan.nested:
+            return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
+                              "be overridden, so migrate this block by hand with @tf.custom_gradient")
+        by_type = {op.name: target for op, target in site.entries}
+        operators = []
+        for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
+            op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__.removesuffix("Assign"))
+            if op_name not in mapped:
+                continue
+            if self.wraps_operator(node, op_name, by_type[op_name]):
+                operators.append((node, ops.OP_TYPES[op_name]))
+                continue
+            return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+                              "overridden; the tool wraps `*` and binary `-` only when the map borrows "
+                              "TensorFlow's two-input 'Add' gradient and one operand is the result of a TensorFlow "
+                              "op call, so rewrite them by hand with @tf.custom_gradient")
+        for inner in scan.calls:
+            names = self.qn(inner.func, raw=True)
+            op = ops.op_type_of_callable(names)
+            if op is None:
+                if self.makes_none_of(inner, names, mapped):
+                    continue
+                return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
+                                  f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
+                                  f"those ops yourself in a @tf.custom_gradient function, {recipe}")
+            if op.name not in mapped:
+                continue
+            refusal = self.check_call_arguments(inner, op, by_type[op.name])
+            if refusal:
+                return refusal
+            site.calls.append((inner, op))
+        site.calls.extend(operators)
+        here = self.scopes.get(site.with_node)
+        visible = _enclosing_scopes(here)
+        for op, target in site.entries:
+            if isinstance(target, ops.BuiltinGradient):
+                continue
+            registration = target.stmt if target.kind != "decorator" else target.fdef
+            if self.scopes.get(registration) not in visible and not self.reached_through_class(target, here):
+                where = ("cannot see it" if not isinstance(self.scopes.get(registration), ClassScope) else
+                         "cannot see it (a class body's gradient function is called as `Class.function` only from "
+                         "the methods of a plain, undecorated module-level class bound once)")
+                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+                                  f"{where}; move it to module level and migrate again")
+            # TF1 needs the registration only when gradients are taken; the migrated call needs its
+            # function when the op is created: in one scope, the registration must come first
+            if (self.scopes.get(registration) is here
+                    and self.collector.order[registration] > self.collector.order[site.with_node]):
+                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+                                  f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
+                                  "function exists; move the registration above the block and migrate again")
+        return None
+
+    def reached_through_class(self, reg: Registration, here) -> bool:
+        """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
+        class, beside the methods) is called from the class's own methods as ``Class.function``:
+        the class is a plain module-level class bound once, and no scope between the method and the
+        module rebinds its name. Sets ``reg.owner``."""
+        fscope = self.scopes.get(reg.fdef)
+        if reg.kind != "decorator" or not isinstance(fscope, ClassScope):
+            return False
+        cdef = self.parents.get(self.parents.get(reg.fdef))  # def -> IndentedBlock -> ClassDef
+        if not isinstance(cdef, cst.ClassDef) or cdef.decorators or not isinstance(fscope.parent, GlobalScope):
+            return False
+        cname = cdef.name.value
+        if len(fscope.parent.assignments[cname]) != 1:
+            return False
+        chain, scope = [], here
+        while scope is not None and scope is not fscope.parent:
+            chain.append(scope)
+            scope = scope.parent
+        if len(chain) < 2 or chain[-1] is not fscope or not isinstance(chain[-2], FunctionScope):
+            return False  # the block is not inside a method of this class
+        if any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope)):
+            return False
+        if reg.owner and reg.owner != cname:
+            return False
+        reg.owner = cname
+        return True
+
+    def wraps_operator(self, node, op_name: str, target) -> bool:
+        """``a * b`` (or ``a - b``) in a block overriding its op type with a gradient TensorFlow
+        provides is wrapped like a call when it provably creates that op: one operand is the
+        result of a single-op TensorFlow call (so Tensor's operator runs, not numpy's or Python's)."""
+        if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS
+                and isinstance(target, ops.BuiltinGradient) and target.arity == 2):
+            return False
+        return any(isinstance(side, cst.Call) and ops.op_type_of_callable(self.qn(side.func, raw=True)) is not None
+                   for side in (node.left, node.right))
+
+    def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
+        """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
+        a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
+        Sign block; never in an Identity map: TF creates Identity ops along argument-dependent paths
+        one trace does not show); or a plain function of this module (``hard_sigmoid(x)``) whose body
+        holds nothing else, followed three calls deep."""
+        if self.creates_no_op(call, names):
+            return True
+        if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
+            return ops.op_type_of_callable(names).name not in mapped
+        created = ops.ops_created(names)
+        if created is not None:
+            return not created & mapped and "Identity" not in mapped
+        fdef = self.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
+        if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
+            return False
+        scan = _BodyScan()
+        fdef.body.visit(scan)
+        if scan.opaque or scan.nested or any(
+                ops.OPERATOR_OP_TYPES.get(type(n.operator).__name__.removesuffix("Assign")) in mapped
+                for n in scan.operators):
+            return False
+        return all(self.makes_none_of(inner, self.qn(inner.func, raw=True), mapped, seen | {fdef})
+                   for inner in scan.calls)
+
+    def creates_no_op(self, call: cst.Call, names) -> bool:
+        """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
+        are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
+        ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
+        literal. Iterating ones (``zip``, ``enumerate``, ``extend``) may drive a generator defined
+        elsewhere, whose code would run inside the block: not these."""
+        if names and names <= _NO_OP_BUILTINS:
+            return True
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "add")
+                and isinstance(func.value, cst.Name)):
+            return False
+        refs = self.referents(func.value)
+        return bool(refs) and all(
+            (found := self.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
+            for ref in refs)
+
+    def check_call_arguments(self, call: cst.Call, op: ops.OpType, target):
+        """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
+        its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
+        it), which the generated function passes on. A straight-through function is generated
+        beside the block, so its ``name=`` may be any expression without calls (read when the op is
+        created, as before); a registration's function lives where the registration was, so there
+        it must be a literal, the same at every use."""
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = [a for a in call.args if a.keyword is not None]
+        if (len(positional) != op.arity or any(a.star for a in call.args)
+                or any(a.keyword.value != "name" for a in keywords)):
+            return ("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
+                              "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
+        if not keywords:
+            return None
+        value = keywords[0].value
+        if isinstance(target, ops.BuiltinGradient):
+            if not _is_plain(value) or isinstance(self.scopes.get(call), ClassScope) and _load_names(value):
+                return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
+                                  "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
+        elif not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a string literal, and the gradient "
+                              f"registered as {_code(target.name_expr)} is defined elsewhere, where that expression "
+                              "may mean something else; rewrite it by hand with @tf.custom_gradient")
+        return None
+
+    def match_target(self, value):
+        key = self.key(value)
+        found = [r for r in self.registrations if key is not None and r.name_key == key]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
+                              "tell which one TF1 used")
+        if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
+            return ops.BUILTIN_GRADIENTS[key[1]]
+        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module; "
+                          "define that gradient with @tf.custom_gradient by hand")
+
+    # -- decide ----------------------------------------------------------------------------
+    def decide(self):
+        self.gather_registrations()
+        for reg in self.registrations:
+            self.check_registration(reg)
+        self.gather_sites()
+        changed = True
+        while changed:
+            changed = False
+            for site in self.sites:
+                if site.refusal:
+                    continue
+                regs = [t for _, t in site.entries if not isinstance(t, ops.BuiltinGradient)]
+                bad = next((r for r in regs if r.refusal), None)
+                if bad is not None:
+                    site.refusal = bad.refusal
+                    changed = True
+            for reg in self.registrations:
+                users = [s for s in self.sites if any(t is reg for _, t in s.entries)]
+                op_types = {op.name for s in users for op, t in s.entries if t is reg}
+                if reg.refusal is None and len(op_types) > 1:
+                    reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of several op types "
+                                             f"({', '.join(sorted(op_types))}); migrate it by hand")
+                    changed = True
+                names = {_name_keyword_code(call) for s in users if not s.refusal
+                         for call, op in s.calls if dict((o.name, t) for o, t in s.entries).get(op.name) is reg}
+                if reg.refusal is None and len(names) > 1:
+                    reg.refusal = ("GRL108", f"the uses of the gradient registered as {_code(reg.name_expr)} pass "
+                                             "different `name=` values; rewrite them by hand with @tf.custom_gradient")
+                    changed = True
+                if reg.refusal is None and any(s.refusal for s in users):
+                    reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
+                                             "so this one is left as it is too")
+                    changed = True
+        for site in self.sites:
+            if site.refusal:
+                code, message = site.refusal
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code, message))
+        return [s for s in self.sites if not s.refusal]

@@ -1,0 +1,30 @@
+"""The one table of diagnostic codes: code -> title. Each message is written where the code is
+raised (analysis.py for 1xx, codemod.py for 2xx, files.py / notebooks.py / api.py for 9xx);
+tests/test_codes.py checks that every code here has a README row and a test that raises it."""
+
+# Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
+# 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).
+# 9xx: a file the tool could not process (file left unchanged).
+CODES = {
+    "GRL101": "override block calls code the tool cannot see into",
+    "GRL102": "override target cannot be matched to a gradient registration",
+    "GRL103": "gradient function uses op features tf.custom_gradient cannot supply",
+    "GRL104": "op type not in the op table",
+    "GRL105": "override map is not a literal dict",
+    "GRL106": "gradient registration cannot be converted",
+    "GRL107": "registration not visible where it is used",
+    "GRL108": "overridden op created in a form the tool cannot rewrite",
+    "GRL109": "override target is a TensorFlow gradient that reads another number of op inputs",
+    "GRL110": "another use of the same registration could not be migrated",
+    "GRL111": "gradient_override_map used outside a with statement",
+    "GRL112": "notebook cell that is not Python (%%bash, ...) or does not parse holds an override",
+    "GRL113": "gradient_override_map that is not provably tf.Graph's (a wrapper, or an unresolved receiver)",
+    "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
+    "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
+    "GRL901": "cannot read or decode file",
+    "GRL902": "cannot parse file",
+    "GRL903": "internal error while transforming file",
+    "GRL904": "rewrite failed the safety check",
+    "GRL905": "cannot write file",
+    "GRL906": "notebook cannot be written back exactly",
+}

@@ -1,0 +1,135 @@
+"""Small facts about libcst nodes that both the analysis and the rewrite read: source text,
+names loaded by an expression, dotted attributes, import lines, the scopes code can see, fresh names."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ClassScope
+
+from . import precheck
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _is_map_call(node) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == precheck.MARKER
+    )
+
+
+def _def_path(node, parents) -> tuple[str, ...]:
+    """The names of the functions and classes around ``node``, outermost first."""
+    path = []
+    node = parents.get(node)
+    while node is not None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            path.append(node.name.value)
+        node = parents.get(node)
+    return tuple(reversed(path))
+
+
+def _is_import_line(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+
+
+def _enclosing_scopes(scope) -> list:
+    """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
+    it out to the module (whose parent is itself), less class bodies around it: Python hides a
+    class body's names from the methods and functions nested in it."""
+    chain = []
+    while scope is not None and scope not in chain:
+        if not chain or not isinstance(scope, ClassScope):
+            chain.append(scope)
+        scope = scope.parent
+    return chain
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None:
+        return alias.asname.name.value
+    return _code(alias.name).split(".")[0]
+
+
+def _name_keyword_code(call: cst.Call) -> str | None:
+    return next((_code(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
+
+
+_PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def _is_plain(expr) -> bool:
+    """A value read without running code the tool cannot see: names, attributes, literals and
+    ``+`` / ``%`` of them (``"scope/" + name``)."""
+    if isinstance(expr, cst.Attribute):
+        return _is_plain(expr.value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
+        return _is_plain(expr.left) and _is_plain(expr.right)
+    return isinstance(expr, _PLAIN)
+
+
+def _is_docstring(stmt) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+class _LoadNames(cst.CSTVisitor):
+    """Names read by an expression (not attribute names after a dot)."""
+
+    def __init__(self):
+        self.nodes = []
+
+    def visit_Name(self, node):
+        self.nodes.append(node)
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)
+        return False
+
+
+def _load_names(expr):
+    visitor = _LoadNames()
+    expr.visit(visitor)
+    return visitor.nodes
+
+
+class _Attributes(cst.CSTVisitor):
+    """Outermost dotted names (``tf.image.per_image_whitening``, not its ``tf.image``), also inside
+    other expressions (the ``tf.zeros_like`` of ``tf.zeros_like(grad).shape``)."""
+
+    def __init__(self):
+        self.nodes = []
+
+    def visit_Attribute(self, node):
+        if _is_dotted(node):
+            self.nodes.append(node)
+            return False
+        return True
+
+
+def _is_dotted(node) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _attributes(node) -> list:
+    visitor = _Attributes()
+    node.visit(visitor)
+    return visitor.nodes
+
+
+def _mentions(expr, name: str) -> bool:
+    return any(n.value == name for n in _load_names(expr))
+
+
+def _fresh(base: str, used: set) -> str:
+    name = base
+    while name in used:
+        name += "_"
+    used.add(name)
+    return name
