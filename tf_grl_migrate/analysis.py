@@ -44,6 +44,31 @@ class Registration:
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
     owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
+    # used for several op types, with `name=` values that differ or are not literals, or chosen by a
+    # name (Dispatch): converted to a maker, `fn(forward, name=...)` returning the custom-gradient function
+    maker: bool = False
+    dropped: list = field(default_factory=list)  # `del op` lines: no op in the converted function
+    maker_name: bool = False  # the maker takes `name=` (some use passes one)
+
+
+@dataclass(eq=False)
+class Dispatch:
+    """An override target held in a name that can only hold these literals (``gradient = {...}[g]``),
+    each a registration: the migrated call picks the converted function by the same value."""
+    expr: cst.BaseExpression
+    choices: dict  # value -> Registration, in the order the values appear
+    spelling: dict  # value -> its literal as the source wrote it
+
+
+def _is_string_literal(expr) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
+
+
+def _regs(target) -> list:
+    """The registrations an override target uses (none for a gradient TensorFlow provides)."""
+    if isinstance(target, Dispatch):
+        return list(target.choices.values())
+    return [] if isinstance(target, ops.BuiltinGradient) else [target]
 
 
 @dataclass(eq=False)
@@ -253,6 +278,7 @@ class Planner:
         self.module_names = set(collector.names)
         self.map_call_set = set(collector.map_calls) | set(collector.wrapper_calls())
         self.registrations: list[Registration] = []
+        self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
 
     # -- helpers ---------------------------------------------------------------------------
@@ -400,13 +426,27 @@ class Planner:
                     and isinstance(sub.slice[0].slice, cst.Index)
                     and isinstance(sub.slice[0].slice.value, cst.Integer)
                 )
+                whole = (isinstance(attr, cst.Attribute) and attr.value is node
+                         and attr.attr.value in ("inputs", "outputs") and not ok
+                         and not (isinstance(sub, cst.Attribute) and sub.value is attr)
+                         and not (isinstance(sub, cst.Subscript) and sub.value is attr))
+                line = self.parents.get(attr)
+                if (isinstance(attr, cst.Del) and attr.target is node and isinstance(line, cst.SimpleStatementLine)
+                        and len(line.body) == 1):  # `del op  # unused`: the converted function has no op
+                    reg.dropped.append(line)
+                    continue
+                if whole:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
+                    kind = "in" if attr.attr.value == "inputs" else "out"
+                    reg.op_refs[attr] = (kind, None)
+                    reg.uses_output |= kind == "out"
+                    continue
                 if not ok:
                     shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
                     line = self.pos(node)[0]
                     reg.refusal = (
                         "GRL103",
                         f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
-                        "tf.custom_gradient cannot supply (only op.inputs[i] and op.outputs[0] map onto it); "
+                        "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] map onto it); "
                         "rewrite it by hand with @tf.custom_gradient",
                     )
                     return
@@ -652,9 +692,7 @@ class Planner:
         site.calls.extend(operators)
         here = self.scopes.get(site.with_node)
         visible = _enclosing_scopes(here)
-        for op, target in site.entries:
-            if isinstance(target, ops.BuiltinGradient):
-                continue
+        for op, target in [(op, reg) for op, entry in site.entries for reg in _regs(entry)]:
             registration = target.stmt if target.kind != "decorator" else target.fdef
             if self.scopes.get(registration) not in visible and not self.reached_through_class(target, here):
                 where = ("cannot see it" if not isinstance(self.scopes.get(registration), ClassScope) else
@@ -670,6 +708,44 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def check_uses(self, reg: Registration) -> bool:
+        """What the uses of one registration ask of its converted function; refuse (or make it a
+        maker) when one plain custom-gradient function cannot serve them all. True when changed."""
+        users = [s for s in self.sites if any(reg in _regs(t) for _, t in s.entries)]
+        if any(s.refusal for s in users):
+            reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
+                                     "so this one is left as it is too")
+            return True
+        entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
+        op_types = {op.name: op.arity for _, op in entries}
+        if len(set(op_types.values())) > 1:
+            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with different "
+                                     f"numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
+            return True
+        names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
+        passes_name = any(n is not None for n in names)
+        literal = all(n is None or _is_string_literal(cst.parse_expression(n)) for n in names)
+        if not reg.maker:
+            if len(op_types) > 1:
+                return self.make_maker(reg, f"it is the override gradient of several op types "
+                                            f"({', '.join(sorted(op_types))})")
+            if passes_name and (len(names) > 1 or not literal):
+                return self.make_maker(reg, "its uses pass `name=` values that differ or are not string literals")
+            if any(isinstance(t, Dispatch) and reg in t.choices.values() for s, _ in entries for _, t in s.entries):
+                return self.make_maker(reg, "it is chosen by a name")
+        if reg.maker and passes_name and not reg.maker_name:
+            reg.maker_name = True  # the maker passes each use's `name=` to the op it makes
+            return True
+        return False
+
+    def make_maker(self, reg: Registration, why: str) -> bool:
+        """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
+        if reg.kind == "factory":
+            reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
+        else:
+            reg.maker = True
+        return True
 
     def reached_through_class(self, reg: Registration, here) -> bool:
         """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
@@ -770,11 +846,7 @@ class Planner:
             if not _is_plain(value) or isinstance(self.scopes.get(call), ClassScope) and _load_names(value):
                 return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
                                   "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
-        elif not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-            return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a string literal, and the gradient "
-                              f"registered as {_code(target.name_expr)} is defined elsewhere, where that expression "
-                              "may mean something else; rewrite it by hand with @tf.custom_gradient")
-        return None
+        return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
     def match_target(self, value):
         key = self.key(value)
@@ -786,8 +858,134 @@ class Planner:
                               "tell which one TF1 used")
         if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
             return ops.BUILTIN_GRADIENTS[key[1]]
-        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module; "
+        values = self.literal_values(value)
+        if isinstance(values, list):
+            return self.dispatch(value, values)
+        why = f" ({values})" if isinstance(values, str) else ""
+        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why}; "
                           "define that gradient with @tf.custom_gradient by hand")
+
+    def dispatch(self, expr, values: list):
+        choices = {}
+        for value in values:
+            if value is None:
+                continue
+            found = [r for r in self.registrations if r.name_key == ("str", value)]
+            if len(found) != 1:
+                return ("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
+                                  f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
+                                  "@tf.custom_gradient by hand")
+            choices.setdefault(value, found[0])
+        return Dispatch(expr, choices, {v: self.spelling[v] for v in choices})
+
+    def literal_values(self, expr):
+        """The string literals a target name can hold where the block uses it, as a list (None for
+        a value that a guard ``if name:`` around the block rules out), or a str saying why not.
+        Followed: ``name = "Lit"`` and ``name = {"k": "Lit", ...}[key]`` lines of the same function;
+        a binding that runs before the block on every path (a line of the function body, or of a
+        ``try`` body whose handlers all raise) hides the ones before it, parameters included."""
+        if not isinstance(expr, cst.Name):
+            return None
+        with_node = next((n for n in self._ancestors(expr) if isinstance(n, cst.With)), None)
+        refs = self.referents(expr)
+        if with_node is None or not refs:
+            return None
+        body = self._body_of(with_node)
+        if body is None:
+            return None
+        use_index = self._top_index(with_node, body)
+        placed = []
+        for ref in refs:
+            node = ref.node
+            if self.scopes.get(node) is not self.scopes.get(with_node) or isinstance(ref, ImportAssignment):
+                return f"`{expr.value}` is bound where the tool cannot follow it"
+            if isinstance(node, cst.Param) or self.parents.get(node) is not None and isinstance(
+                    self.parents.get(node), cst.Param):
+                placed.append((-1, ref, False))
+                continue
+            index = self._top_index(node, body)
+            if index is None:
+                return f"`{expr.value}` is bound where the tool cannot follow it"
+            placed.append((index, ref, self._always_runs(node, body[index])))
+        kills = [index for index, _, always in placed if always and index < use_index]
+        start = max(kills) if kills else -1
+        values: list = []
+        for index, ref, _ in placed:
+            if index < start or index > use_index:
+                continue
+            if index == -1:
+                return f"`{expr.value}` is a parameter; its callers decide which gradient TF1 used"
+            found = self.simple_assign_value(ref)
+            literal = self._literals(found[1]) if found else None
+            if literal is None:
+                return f"`{expr.value}` is bound to an expression the tool cannot read (line {self.pos(ref.node)[0]})"
+            values.extend(literal)
+        if None in values or "" in values:
+            guard = next((n for n in self._ancestors(with_node) if isinstance(n, cst.If)
+                          and isinstance(n.test, cst.Name) and n.test.value == expr.value
+                          and self.referents(n.test) == refs), None)
+            if guard is None or not any(self._inside(with_node, stmt) for stmt in guard.body.body):
+                return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
+            values = [v for v in values if v]
+        return values or None
+
+    def _literals(self, value):
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            v = value.evaluated_value
+            self.spelling.setdefault(v, _code(value))
+            return [v] if isinstance(v, str) else None
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
+            out = []
+            for element in value.value.elements:
+                if not isinstance(element, cst.DictElement):
+                    return None
+                v = element.value
+                if isinstance(v, cst.Name) and v.value == "None":
+                    out.append(None)
+                elif isinstance(v, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(v.evaluated_value, str):
+                    out.append(v.evaluated_value)
+                    self.spelling.setdefault(v.evaluated_value, _code(v))
+                else:
+                    return None
+            return out
+        return None
+
+    def _ancestors(self, node):
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def _inside(self, node, container) -> bool:
+        return node is container or any(a is container for a in self._ancestors(node))
+
+    def _body_of(self, node):
+        """The statements of the function (or module) whose code ``node`` is."""
+        for a in self._ancestors(node):
+            if isinstance(a, cst.FunctionDef):
+                return list(a.body.body) if isinstance(a.body, cst.IndentedBlock) else None
+            if isinstance(a, (cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(a, cst.Module):
+                return list(a.body)
+        return None
+
+    def _top_index(self, node, body):
+        for index, stmt in enumerate(body):
+            if self._inside(node, stmt):
+                return index
+        return None
+
+    def _always_runs(self, node, top) -> bool:
+        """``node`` (a binding) runs whenever ``top`` (a statement of the function body) completes:
+        a plain line there, or a line of a ``try`` body whose handlers all end in ``raise``."""
+        line = self.parents.get(self.parents.get(self.parents.get(node)))  # Name -> AssignTarget -> Assign -> line
+        if line is top:
+            return True
+        if isinstance(top, cst.Try) and not top.finalbody and line in top.body.body:
+            return all(h.body.body and isinstance(h.body.body[-1], cst.SimpleStatementLine)
+                       and isinstance(h.body.body[-1].body[-1], cst.Raise) for h in top.handlers)
+        return False
 
     # -- decide ----------------------------------------------------------------------------
     def decide(self):
@@ -801,28 +999,21 @@ class Planner:
             for site in self.sites:
                 if site.refusal:
                     continue
-                regs = [t for _, t in site.entries if not isinstance(t, ops.BuiltinGradient)]
-                bad = next((r for r in regs if r.refusal), None)
+                bad = next((r for _, t in site.entries for r in _regs(t) if r.refusal), None)
                 if bad is not None:
                     site.refusal = bad.refusal
                     changed = True
             for reg in self.registrations:
-                users = [s for s in self.sites if any(t is reg for _, t in s.entries)]
-                op_types = {op.name for s in users for op, t in s.entries if t is reg}
-                if reg.refusal is None and len(op_types) > 1:
-                    reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of several op types "
-                                             f"({', '.join(sorted(op_types))}); migrate it by hand")
+                if reg.refusal is None and self.check_uses(reg):
                     changed = True
-                names = {_name_keyword_code(call) for s in users if not s.refusal
-                         for call, op in s.calls if dict((o.name, t) for o, t in s.entries).get(op.name) is reg}
-                if reg.refusal is None and len(names) > 1:
-                    reg.refusal = ("GRL108", f"the uses of the gradient registered as {_code(reg.name_expr)} pass "
-                                             "different `name=` values; rewrite them by hand with @tf.custom_gradient")
-                    changed = True
-                if reg.refusal is None and any(s.refusal for s in users):
-                    reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
-                                             "so this one is left as it is too")
-                    changed = True
+            # a name's choices are called alike: one maker among them makes them all makers
+            for site in self.sites:
+                for _, target in site.entries:
+                    if isinstance(target, Dispatch) and any(r.maker for r in target.choices.values()):
+                        for r in target.choices.values():
+                            if not r.maker and r.refusal is None:
+                                self.make_maker(r, "it is chosen by a name with another that is")
+                                changed = True
         for site in self.sites:
             if site.refusal:
                 code, message = site.refusal

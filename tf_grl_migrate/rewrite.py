@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import ImportAssignment
 
 from . import ops
-from .analysis import Planner, Registration, Site
+from .analysis import Dispatch, Planner, Registration, Site, _regs
 from .nodes import (_bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring, _is_import_line,
     _load_names, _mentions, _name_keyword_code)
 from .safety import SafetyError
@@ -238,6 +238,19 @@ def _renamer(name: str):
     return build
 
 
+def _maker_call(head: str):
+    """``tf.minimum(a, b, name=n)`` -> ``head(tf.minimum, name=n)(a, b)``: a maker (or the one a name
+    picks) builds the custom-gradient function around the op the call made."""
+    def build(updated: cst.Call) -> cst.Call:
+        keyword = next((a for a in updated.args if a.keyword is not None), None)
+        args = [a for a in updated.args if a.keyword is None]
+        if len(args) != len(updated.args):
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        made = f"{head}({_code(updated.func)}{f', name={_code(keyword.value)}' if keyword else ''})"
+        return updated.with_changes(func=cst.parse_expression(made), args=args)
+    return build
+
+
 def _operator_call(name: str):
     """``a * b`` -> ``name(a, b)``: the operator's op now lives inside the custom-gradient function."""
     def build(updated: cst.BinaryOperation) -> cst.Call:
@@ -278,8 +291,13 @@ class _Builder:
         self.plan.new_imports.append(f"import tensorflow as {alias}")
         return alias
 
+    def called_as(self, reg: Registration) -> str:
+        name = self.callable_name(reg)
+        return f"{reg.owner}.{name}" if reg.owner else name
+
     def build(self) -> Plan:
         calls_by_reg: dict[Registration, list] = {}
+        chosen = []  # (call, target): calls of a maker, or of the registration a name picks
         for site in self.sites:
             self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
             self.plan.remove(site.item)
@@ -290,19 +308,30 @@ class _Builder:
                     name = self.builtin_def(site, call, op, target)
                     self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
                     continue
-                if target not in calls_by_reg:
-                    target.forward, target.arity = call.func, op.arity
-                    target.name_keyword = _name_keyword_code(call)
-                calls_by_reg.setdefault(target, []).append(call)
+                for reg in _regs(target):
+                    if reg not in calls_by_reg:
+                        reg.forward, reg.arity = call.func, op.arity
+                        reg.name_keyword = _name_keyword_code(call)
+                    calls_by_reg.setdefault(reg, []).append(call)
+                if isinstance(target, Dispatch) or target.maker:
+                    chosen.append((call, target))
         for reg, calls in calls_by_reg.items():
-            scale = self.runtime_scale(reg, calls) if self.use_runtime else None
+            scale = self.runtime_scale(reg, calls) if self.use_runtime and not reg.maker else None
             if scale is not None:
                 self.to_runtime(reg, scale, calls)
                 continue
-            name = self.callable_name(reg)
+            name = self.called_as(reg)
             self.convert(reg)
-            for call in calls:
-                self.plan.calls[call] = _renamer(f"{reg.owner}.{name}" if reg.owner else name)
+            if not reg.maker:
+                for call in calls:
+                    self.plan.calls[call] = _renamer(name)
+        for call, target in chosen:
+            if isinstance(target, Dispatch):
+                table = ", ".join(f"{target.spelling[value]}: {self.called_as(reg)}"
+                                  for value, reg in target.choices.items())
+                self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]")
+            else:
+                self.plan.calls[call] = _maker_call(self.called_as(target))
         self.remove_dead_code()
         return self.plan
 
@@ -442,26 +471,49 @@ class _Builder:
         inputs = [_fresh(n, used) for n in (["x"] if reg.arity == 1 else ["a", "b", "c", "d"][: reg.arity])]
         output = _fresh("y", used) if reg.uses_output else None
         grad_fn = _fresh("grad_fn", used)
+        for line in reg.dropped:
+            self.plan.removed_stmts.add(line)
+            self.plan.remove(line)
         for sub, (kind, index) in reg.op_refs.items():
+            if index is None:  # the whole op.inputs / op.outputs
+                self.plan.renames[sub] = f"[{', '.join(inputs) if kind == 'in' else output}]"
+                continue
             if kind == "in" and index >= reg.arity:
                 raise SafetyError(f"op.inputs[{index}] of a {reg.arity}-input op")
             self.plan.op_refs[sub] = inputs[index] if kind == "in" else output
         grad_param = fdef.params.params[1].name.value
-        keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
-        forward = f"{_code(reg.forward)}({', '.join(inputs)}{keyword})"
+        defined = self.callable_name(reg) if reg.rename else fdef.name.value
+        if reg.maker:  # def f(forward, name=None): @custom_gradient def wrapped(a, b): ...; return wrapped
+            forward_p = _fresh("forward", used)
+            name_p = _fresh("name", used) if reg.maker_name else None
+            keyword = f", name={name_p}" if name_p else ""
+            forward = f"{forward_p}({', '.join(inputs)}{keyword})"
+            wrapped = _fresh("wrapped", used)
+            head = (f"def {defined}({forward_p}{f', {name_p}=None' if name_p else ''}):\n"
+                    f"    @{self.tf}.custom_gradient\n    def {wrapped}({', '.join(inputs)}):\n")
+            foot = f"    return {wrapped}\n"
+        else:
+            keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
+            forward = f"{_code(reg.forward)}({', '.join(inputs)}{keyword})"
+            head = f"@{self.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
+            foot = ""
         if output:
             tail = (f"    {output} = {forward}\n    def {grad_fn}({grad_param}):\n        pass\n"
                     f"    return {output}, {grad_fn}\n")
         else:
             tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
-        defined = self.callable_name(reg) if reg.rename else fdef.name.value
-        template = cst.parse_statement(f"@{self.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n{tail}")
+        if reg.maker:
+            tail = textwrap.indent(tail, "    ")
+        template = cst.parse_statement(head + tail + foot)
         inner_index = 1 if output else 0
 
         def build(updated: cst.FunctionDef) -> cst.FunctionDef:
-            block = template.body
+            outer = template.body
+            block = outer.body[0].body if reg.maker else outer
             inner = block.body[inner_index].with_changes(body=updated.body)
             block = block.with_changes(body=[*block.body[:inner_index], inner, *block.body[inner_index + 1:]])
+            if reg.maker:
+                block = outer.with_changes(body=[outer.body[0].with_changes(body=block), *outer.body[1:]])
             return template.with_changes(body=block, leading_lines=updated.leading_lines,
                                          lines_after_decorators=updated.lines_after_decorators)
 

@@ -136,14 +136,24 @@ def _is_map_call(node) -> bool:
 class _Blur(ast.NodeTransformer):
     """What the rewrite changes on purpose: names (fresh inputs, renamed gradient functions), call
     targets (an op call becomes a call of its custom-gradient function; removed TF aliases get
-    their TF2 names), an op's ``name=`` (passed on inside that function) and ``op.inputs[i]`` /
-    ``op.outputs[0]`` (become the function's own names)."""
+    their TF2 names), an op's ``name=`` (passed on inside that function), ``op.inputs[i]`` /
+    ``op.outputs[0]`` (become the function's own names) and ``op.inputs`` (the list of them)."""
 
     def __init__(self, flips: bool):
         self.flips = flips
 
     def visit_Name(self, node):
         return ast.Name("_", ast.Load())
+
+    def visit_Attribute(self, node):
+        if node.attr in ("inputs", "outputs") and isinstance(node.value, ast.Name):  # op.inputs -> [a, b]
+            return ast.Name("_", ast.Load())
+        return self.generic_visit(node)
+
+    def visit_List(self, node):
+        if node.elts and all(isinstance(e, ast.Name) for e in node.elts):
+            return ast.Name("_", ast.Load())
+        return self.generic_visit(node)
 
     def visit_Subscript(self, node):
         if isinstance(node.value, ast.Attribute) and node.value.attr in ("inputs", "outputs"):
