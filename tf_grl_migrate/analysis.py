@@ -4,6 +4,7 @@ gradients, or the coded refusal that says why not. No node is changed here."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -18,7 +19,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from . import ops, precheck
+from . import facts, ops, precheck
 from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
     _name_keyword_code)
 from .report import Diagnostic
@@ -49,6 +50,7 @@ class Registration:
     maker: bool = False
     dropped: list = field(default_factory=list)  # `del op` lines: no op in the converted function
     maker_name: bool = False  # the maker takes `name=` (some use passes one)
+    export: facts.Export | None = None  # used from other modules of the run
 
 
 @dataclass(eq=False)
@@ -65,10 +67,11 @@ def _is_string_literal(expr) -> bool:
 
 
 def _regs(target) -> list:
-    """The registrations an override target uses (none for a gradient TensorFlow provides)."""
+    """The registrations of this module an override target uses (none for a gradient TensorFlow
+    provides or one registered in another module)."""
     if isinstance(target, Dispatch):
         return list(target.choices.values())
-    return [] if isinstance(target, ops.BuiltinGradient) else [target]
+    return [] if isinstance(target, (ops.BuiltinGradient, facts.External)) else [target]
 
 
 @dataclass(eq=False)
@@ -262,7 +265,10 @@ _NO_OP_BUILTINS = frozenset("builtins." + n for n in (
 class Planner:
     """Gather first, decide second: no node is changed here."""
 
-    def __init__(self, wrapper: MetadataWrapper):
+    def __init__(self, wrapper: MetadataWrapper, links: facts.Links | None = None, source: str = ""):
+        self.links = links or facts.Links()
+        self.source = source  # the module text (only read for notes)
+        self.externals = {e.spelling: e for e in self.links.externals}
         self.module = wrapper.module
         self.wrapper = wrapper
         # Scope analysis is the one full metadata pass. Qualified names are asked of the scope only
@@ -858,12 +864,54 @@ class Planner:
                               "tell which one TF1 used")
         if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
             return ops.BUILTIN_GRADIENTS[key[1]]
+        external = self.externals.get(_code(value))
+        if external is not None and self.means_module_binding(value):
+            return external.refusal or external
         values = self.literal_values(value)
         if isinstance(values, list):
             return self.dispatch(value, values)
         why = f" ({values})" if isinstance(values, str) else ""
-        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why}; "
-                          "define that gradient with @tf.custom_gradient by hand")
+        return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
+                          "or in a module it imports among the files of this run; define that gradient with "
+                          "@tf.custom_gradient by hand")
+
+    def means_module_binding(self, value) -> bool:
+        """A target spelt as the run's facts saw it means the module-level binding they followed:
+        a literal; a name whose every binding is a module-level import or assignment; ``m.NAME``
+        whose ``m`` is a module-level import."""
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        while isinstance(value, cst.Attribute):
+            value = value.value
+            if not isinstance(value, (cst.Attribute, cst.Name)):
+                return False
+            if isinstance(value, cst.Name):
+                refs = self.referents(value)
+                return bool(refs) and all(isinstance(r, ImportAssignment) and isinstance(r.scope, GlobalScope)
+                                          for r in refs)
+        refs = self.referents(value) if isinstance(value, cst.Name) else set()
+        return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
+
+    def apply_exports(self):
+        """Registrations other modules of the run use (facts.Export): converted to makers whatever
+        their local uses, or kept (with every local use) when a use elsewhere is not migrated."""
+        exports = {e.function: e for e in self.links.exports}
+        for reg in self.registrations:
+            export = exports.get(reg.fdef.name.value)
+            if export is None or not isinstance(self.scopes.get(reg.fdef), GlobalScope):
+                continue
+            reg.export = export
+            if export.refusal:
+                reg.refusal = reg.refusal or ("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
+                                                        f"as it is: {export.refusal}")
+                continue
+            if reg.kind == "factory" or reg.rename:
+                reg.refusal = reg.refusal or ("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
+                                                        f"({', '.join(export.used_in)}) but cannot be converted "
+                                                        "under its own name; migrate it by hand")
+                continue
+            reg.maker = reg.maker_name = True
+            reg.arity = export.arity
 
     def dispatch(self, expr, values: list):
         choices = {}
@@ -992,6 +1040,7 @@ class Planner:
         self.gather_registrations()
         for reg in self.registrations:
             self.check_registration(reg)
+        self.apply_exports()
         self.gather_sites()
         changed = True
         while changed:
@@ -1006,6 +1055,15 @@ class Planner:
             for reg in self.registrations:
                 if reg.refusal is None and self.check_uses(reg):
                     changed = True
+            # one module's blocks using a gradient registered elsewhere stand or fall together
+            refused = {t for s in self.sites if s.refusal for _, t in s.entries if isinstance(t, facts.External)}
+            for site in self.sites:
+                hit = next((t for _, t in site.entries if t in refused), None)
+                if hit is not None and not site.refusal:
+                    site.refusal = ("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
+                                              f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
+                                              "this one is left as it is too")
+                    changed = True
             # a name's choices are called alike: one maker among them makes them all makers
             for site in self.sites:
                 for _, target in site.entries:
@@ -1018,4 +1076,21 @@ class Planner:
             if site.refusal:
                 code, message = site.refusal
                 self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code, message))
+        self.note_unused_registrations()
         return [s for s in self.sites if not s.refusal]
+
+    def note_unused_registrations(self):
+        """A registration no block of this module (or, in a run over a tree, of the modules linked
+        to it) uses is kept as it is: other modules may use it. Said once, as a note."""
+        for reg in self.registrations:
+            if reg.export is not None or reg.name_expr is None:
+                continue
+            spelled = _code(reg.name_expr)
+            value = reg.name_key[1] if reg.name_key and reg.name_key[0] == "str" else None
+            if any(reg in _regs(t) for s in self.sites for _, t in s.entries) or any(
+                    spelled in _code(s.item) for s in self.sites) or value is None or self.source.count(value) > 1:
+                continue  # used, maybe: only a name mentioned nowhere else is noted
+            anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
+            self.diagnostics.append(Diagnostic(*self.pos(anchor), "GRL202", (
+                f"note: the gradient registered as {spelled} is used by no override block of this file, so it "
+                "is kept as it is; if other modules use it, run the tool on them together with this one")))

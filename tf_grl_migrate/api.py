@@ -90,7 +90,7 @@ def migrate_paths(
         if on_progress is not None:
             on_progress(done[0], len(files))
 
-    reports = _run_all(files, write, diff, use_runtime, jobs or os.cpu_count() or 1, on_file, store)
+    reports = _run_all(files, write, diff, use_runtime, jobs or os.cpu_count() or 1, on_file, store, paths)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
 
 
@@ -100,23 +100,33 @@ def _process(args):
     return process_file(*args)
 
 
-def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None):
-    """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
-    process pool as soon as the first turns up, so the workers import libcst and analyse while
-    reading goes on. Results in path order."""
+def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=()):
+    """Read every file here (cheap), link the modules whose overrides use another module's
+    registration (facts.Run), answer what the cache already knows, and hand the rest to a process
+    pool. Results in path order."""
     from .files import CANDIDATE, NotCached, process_file, read
 
     reports = [None] * len(paths)
+    candidates = {}  # index -> raw bytes of a file that may hold an override
+    for i, path in enumerate(paths):
+        raw, failure = read(path)
+        if failure is not None or CANDIDATE not in raw:
+            reports[i] = failure or FileReport(path)
+        else:
+            candidates[i] = raw
+    linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime)
+    for i, report in linked.items():
+        reports[i] = report
+        candidates.pop(i, None)
+    for i in range(len(paths)):
+        if reports[i] is not None:
+            on_file()
     work = []  # (index, args) that need libcst
     pool = None
     futures = {}
     try:
-        for i, path in enumerate(paths):
-            raw, failure = read(path)
-            if failure is not None or CANDIDATE not in raw:
-                reports[i] = failure or FileReport(path)
-                on_file()
-                continue
+        for i, raw in candidates.items():
+            path = paths[i]
             try:
                 reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
                 on_file()
@@ -136,3 +146,50 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None):
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return reports
+
+
+def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime) -> dict:
+    """Reports for the modules taking part in a link between modules (a registration in one, its
+    use in another), settled together: both ends are migrated, or both stay with a diagnostic.
+    Each round migrates the linked modules in memory and collects the links one end cannot keep;
+    those are blocked and the round runs again, until nothing new is blocked. Only then are the
+    files written. Empty (nothing read, nothing parsed) for a run without such links."""
+    from . import facts
+    from .files import decode, process_file, read
+
+    py = [i for i in candidates if paths[i].endswith(".py")]
+    if len(paths) < 2 or not py:
+        return {}
+    sources = {}
+    for i in py:
+        try:
+            sources[paths[i]] = decode(candidates[i]).text
+        except (SyntaxError, UnicodeDecodeError, LookupError):
+            continue
+
+    def read_text(path):
+        raw, failure = read(path)
+        try:
+            return None if failure else decode(raw).text
+        except (SyntaxError, UnicodeDecodeError, LookupError):
+            return None
+
+    run = facts.Run(paths, list(roots), sources, read_text)
+    blocked: dict = {}
+    links = run.links(blocked)
+    for _ in range(len(run.facts) + 1):
+        new = {}
+        for path, slice_ in links.items():
+            found: dict = {}
+            process_file(path, False, False, use_runtime, None, None, links=slice_, blocked=found)
+            for (reg_path, function), why in found.items():
+                key = (reg_path or path, function)
+                if key not in blocked:
+                    new[key] = (path, why)
+        if not new:
+            break
+        blocked.update(new)
+        links = run.links(blocked)
+    index = {p: i for i, p in enumerate(paths)}
+    return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_)
+            for path, slice_ in links.items() if path in index}

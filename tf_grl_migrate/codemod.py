@@ -7,12 +7,12 @@ Text in, text out: :func:`migrate_code` never touches files and never imports Te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from . import precheck, safety
+from . import facts, precheck, safety
 from .analysis import Planner
 from .nodes import _code, _is_import_line
 from .report import Diagnostic
@@ -24,21 +24,26 @@ from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 class Result:
     code: str
     diagnostics: list[Diagnostic]
+    # with links to other modules (facts.Links): what became of them, for the run to check both ends
+    blocked: dict = field(default_factory=dict)  # (path, function) -> why that link is not migrated here
 
 
-def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Result:
-    if not precheck.may_hold_override(code):
+def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None) -> Result:
+    exporting = links is not None and bool(links.exports)
+    if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
-    screened = precheck.screen(code) if screen else None
+    screened = precheck.screen(code) if screen and not links else None
     if screened is not None:
         return Result(code, screened)
     module = cst.parse_module(code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    planner = Planner(wrapper)
+    planner = Planner(wrapper, links, code)
     sites = planner.decide()
     diagnostics = sorted(planner.diagnostics)
-    if not sites:
-        return Result(code, diagnostics)
+    blocked = _blocked_links(planner)
+    exported = [r for r in planner.registrations if r.export is not None and r.refusal is None]
+    if not sites and not exported:
+        return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *_keras_engine_notes(planner)])
     removed, dissolved = plan.machinery(planner.parents)
@@ -50,7 +55,24 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True) -> Res
     new_module = wrapper.module.visit(Rewriter(plan))
     new_code = _keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved)
-    return Result(new_code, diagnostics)
+    return Result(new_code, diagnostics, blocked)
+
+
+def _blocked_links(planner: Planner) -> dict:
+    """The links this module cannot keep its end of: a registration used elsewhere that stays (it
+    cannot be converted, or a use here is refused); a block using another module's registration
+    that is refused. Keyed like the run's links, (registering path, function)."""
+    blocked = {}
+    for reg in planner.registrations:
+        if reg.export is not None and reg.refusal is not None and not reg.export.refusal:
+            blocked[(None, reg.fdef.name.value)] = reg.refusal[1]
+    for site in planner.sites:
+        if site.refusal:  # conservative: any link the refused map mentions (it may stop before reading it)
+            mentioned = _code(site.item)
+            for target in planner.externals.values():
+                if target.spelling in mentioned and not target.refusal:
+                    blocked[(target.registered_in, target.function)] = site.refusal[1]
+    return blocked
 
 
 def _keras_engine_notes(planner: Planner) -> list[Diagnostic]:
@@ -71,16 +93,16 @@ def _keras_engine_notes(planner: Planner) -> list[Diagnostic]:
     return notes
 
 
-def migrate_code(code: str, use_runtime: bool = False, screen: bool = True) -> Result:
+def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None) -> Result:
     """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
     :class:`SafetyError` if the rewrite would not parse or would not be stable.
 
     ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
     and a module that only holds the DANN builder becomes a re-export of the shim."""
-    result = _transform(code, use_runtime, screen)
+    result = _transform(code, use_runtime, screen, links)
     if result.code != code:
         try:
-            again = _transform(result.code, use_runtime)
+            again = _transform(result.code, use_runtime, links=links)
         except cst.ParserSyntaxError as exc:
             raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
         if again.code != result.code:

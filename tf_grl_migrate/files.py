@@ -106,19 +106,19 @@ def _look_up(cache, data: bytes, use_runtime: bool, kind: str):
     return key, cache.get(key)
 
 
-def _compute(path, text, use_runtime, cache, key, compute):
+def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=None):
     """Migrate a text the cache did not know, and remember the result."""
     if not compute:
         raise NotCached
-    new_text, report = _migrate_text(path, text, use_runtime)
+    new_text, report = _migrate_text(path, text, use_runtime, links, blocked)
     if key is not None and not any(d.code == "GRL903" for d in report.diagnostics):  # our bugs are not kept
         cache.put(key, text, new_text, report.diagnostics)
     return new_text, report
 
 
-def _migrate_text(path: str, text: str, use_runtime: bool) -> tuple[str, FileReport]:
+def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=None) -> tuple[str, FileReport]:
     report = FileReport(path)
-    screened = precheck.screen(text)
+    screened = precheck.screen(text) if links is None else None
     if screened is not None:  # decided without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
         return text, report
@@ -127,7 +127,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool) -> tuple[str, FileRep
     from .codemod import SafetyError, migrate_code
 
     try:
-        result = migrate_code(text, use_runtime, screen=False)  # screened just above
+        result = migrate_code(text, use_runtime, screen=False, links=links)  # screened just above
     except cst.ParserSyntaxError as exc:
         report.diagnostics.append(_parse_failure(text, exc))
         return text, report
@@ -143,6 +143,8 @@ def _migrate_text(path: str, text: str, use_runtime: bool) -> tuple[str, FileRep
         return text, report
     report.diagnostics.extend(result.diagnostics)
     report.changed = result.code != text
+    if blocked is not None:
+        blocked.update(result.blocked)
     return result.code, report
 
 
@@ -187,15 +189,20 @@ def read(path: str):
 
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
-                 raw: bytes | None = None, cache=None, compute: bool = True) -> FileReport:
+                 raw: bytes | None = None, cache=None, compute: bool = True, links=None,
+                 blocked: dict | None = None) -> FileReport:
     """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
     ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
-    verdict is wanted, as in ``--check``); ``compute=False`` raises :class:`NotCached` on a miss."""
+    verdict is wanted, as in ``--check``); ``compute=False`` raises :class:`NotCached` on a miss.
+    ``links``: the module's links to other modules of the run (facts.Links; never cached);
+    ``blocked`` collects the ones it cannot keep its end of."""
     if raw is None:
         raw, failure = read(path)
         if failure:
             return failure
-    if CANDIDATE not in raw:
+    if links is not None:
+        cache = None
+    elif CANDIDATE not in raw:
         return FileReport(path)
     if path.endswith(".ipynb"):
         return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute)
@@ -209,7 +216,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     if hit is not None:
         new_text, report = hit[0], FileReport(path, diagnostics=hit[1], changed=hit[0] != source.text)
     else:
-        new_text, report = _compute(path, source.text, use_runtime, cache, key, compute)
+        new_text, report = _compute(path, source.text, use_runtime, cache, key, compute, links, blocked)
     if report.changed:
         if want_diff:
             report.diff = unified_diff(path, source.text, new_text)

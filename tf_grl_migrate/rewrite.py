@@ -8,9 +8,9 @@ import textwrap
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import ImportAssignment
+from libcst.metadata import GlobalScope, ImportAssignment
 
-from . import ops
+from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
 from .nodes import (_bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring, _is_import_line,
     _load_names, _mentions, _name_keyword_code)
@@ -26,6 +26,7 @@ class Plan:
     removed_defs: set = field(default_factory=set)
     new_imports: list = field(default_factory=list)  # import lines the rewrite needs
     dead_imports: dict = field(default_factory=dict)  # Import/ImportFrom -> names it should no longer bind
+    added_imports: dict = field(default_factory=dict)  # ImportFrom -> names it should bind too (another module's functions)
     live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
     defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
     with_items: dict = field(default_factory=dict)  # With -> set of items to remove
@@ -111,9 +112,15 @@ class Rewriter(cst.CSTTransformer):
 
     def _drop_aliases(self, original, updated):
         dead = self.plan.dead_imports.get(original)
-        if not dead or isinstance(updated.names, cst.ImportStar):
+        added = self.plan.added_imports.get(original, [])
+        if not (dead or added) or isinstance(updated.names, cst.ImportStar):
             return updated
-        kept = [a for a in updated.names if _bound_name(a) not in dead]
+        kept = [a for a in updated.names if _bound_name(a) not in (dead or ())]
+        if added:
+            if kept:
+                kept[-1] = kept[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            kept += [cst.ImportAlias(cst.Name(n), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                     for n in added]
         if not kept:
             return cst.RemoveFromParent()
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -291,6 +298,19 @@ class _Builder:
         self.plan.new_imports.append(f"import tensorflow as {alias}")
         return alias
 
+    def add_import(self, module: str, level: int, name: str) -> None:
+        """``name`` joins the module-level ``from <module> import ...`` of this module."""
+        for stmt in self.p.module.body:
+            if not _is_import_line(stmt):
+                continue
+            for small in stmt.body:
+                if (isinstance(small, cst.ImportFrom) and len(small.relative) == level
+                        and (_code(small.module) if small.module is not None else "") == module
+                        and not isinstance(small.names, cst.ImportStar)):
+                    self.plan.added_imports.setdefault(small, []).append(name)
+                    return
+        raise SafetyError(f"no `from {'.' * level}{module} import` to add {name} to")
+
     def called_as(self, reg: Registration) -> str:
         name = self.callable_name(reg)
         return f"{reg.owner}.{name}" if reg.owner else name
@@ -308,13 +328,18 @@ class _Builder:
                     name = self.builtin_def(site, call, op, target)
                     self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
                     continue
+                if isinstance(target, facts.External) and target.import_from:
+                    self.add_import(*target.import_from, target.function)
                 for reg in _regs(target):
                     if reg not in calls_by_reg:
                         reg.forward, reg.arity = call.func, op.arity
                         reg.name_keyword = _name_keyword_code(call)
                     calls_by_reg.setdefault(reg, []).append(call)
-                if isinstance(target, Dispatch) or target.maker:
+                if isinstance(target, (Dispatch, facts.External)) or target.maker:
                     chosen.append((call, target))
+        for reg in self.p.registrations:  # used from other modules only: converted all the same
+            if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
+                calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
             scale = self.runtime_scale(reg, calls) if self.use_runtime and not reg.maker else None
             if scale is not None:
@@ -326,7 +351,9 @@ class _Builder:
                 for call in calls:
                     self.plan.calls[call] = _renamer(name)
         for call, target in chosen:
-            if isinstance(target, Dispatch):
+            if isinstance(target, facts.External):
+                self.plan.calls[call] = _maker_call(target.access)
+            elif isinstance(target, Dispatch):
                 table = ", ".join(f"{target.spelling[value]}: {self.called_as(reg)}"
                                   for value, reg in target.choices.items())
                 self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]")
@@ -570,6 +597,8 @@ class _Builder:
             changed = False
             for name in [name for root in list(self.plan.removed.values()) for name in _load_names(root)]:
                 for ref in self.p.referents(name):
+                    if self.p.links.exports and isinstance(ref.scope, GlobalScope):
+                        continue  # other modules of the run import from here: module-level names stay
                     if isinstance(ref, ImportAssignment):
                         imports.add(ref)
                         continue
@@ -588,8 +617,9 @@ class _Builder:
         """Drop import names whose every use was removed, unless the rewrite itself uses them (the
         TensorFlow alias of @tf.custom_gradient). Decided here, from the original module's scope
         analysis, instead of running libcst's RemoveImportsVisitor (a second full analysis)."""
+        needed = {self._tf} | {e.access.split(".")[0] for e in self.p.externals.values() if "." in e.access}
         for ref in candidates:
-            if ref.name == self._tf or not all(self.is_dead(access.node) for access in ref.references):
+            if ref.name in needed or not all(self.is_dead(access.node) for access in ref.references):
                 continue
             self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
 

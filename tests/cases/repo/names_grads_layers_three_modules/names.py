@@ -1,0 +1,2 @@
+CLIP_NAME = "ClipRepo"
+GUIDED_NAME = "GuidedReluRepo"

@@ -1,0 +1,144 @@
+"""Registrations in one module, overrides in another: both ends migrate together, or both stay
+with a diagnostic; the result does not depend on -j; a registration no linked module uses is noted."""
+
+import pathlib
+import re
+import textwrap
+
+from harness import cli
+
+GRADS = '''\
+import tensorflow as tf
+
+REVERSE_NAME = "ReverseCross"
+
+
+@tf.RegisterGradient(REVERSE_NAME)
+def _reverse(op, grad):
+    return -grad
+
+
+@tf.RegisterGradient("ReadsAttr")
+def _reads_attr(op, grad):
+    return grad * op.get_attr("T")
+'''
+
+USES = '''\
+import tensorflow as tf
+
+import grads
+
+
+def reversed_features(x):
+    with tf.get_default_graph().gradient_override_map({"Identity": grads.REVERSE_NAME}):
+        return tf.identity(x)
+
+
+def attr_user(x):
+    with tf.get_default_graph().gradient_override_map({"Identity": "ReadsAttr"}):
+        return tf.identity(x)
+'''
+
+OPAQUE_USE = '''\
+import tensorflow as tf
+
+from grads import REVERSE_NAME
+
+
+def opaque(x, encoder):
+    with tf.get_default_graph().gradient_override_map({"Identity": REVERSE_NAME}):
+        return encoder(x)
+'''
+
+NO_IMPORT = '''\
+import tensorflow as tf
+
+
+def reversed_elsewhere(x):
+    with tf.get_default_graph().gradient_override_map({"Identity": "ReverseCross"}):
+        return tf.identity(x)
+'''
+
+
+def _tree(tmp_path, **files) -> pathlib.Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _diagnostics(output: str) -> set[tuple[str, str]]:
+    """{("file.py:line", code)} of the diagnostics in a CLI output."""
+    return {(f"{m[1]}:{m[2]}", m[3]) for m in re.finditer(r"([\w.]+\.py):(\d+):\d+: (GRL\d+)", output)}
+
+
+def test_linked_ends_migrate_and_unconvertible_registration_blocks_its_use(tmp_path):
+    tree = _tree(tmp_path, grads=GRADS, uses=USES)
+    result = cli(tree, "--write", "-j", "1")
+    grads, uses = (tree / "grads.py").read_text(), (tree / "uses.py").read_text()
+    assert "grads._reverse(tf.identity)(x)" in uses
+    assert "def _reverse(forward, name=None):" in grads
+    # op.get_attr cannot be supplied by tf.custom_gradient: the registration stays, and so does its use
+    assert '@tf.RegisterGradient("ReadsAttr")' in grads
+    assert '{"Identity": "ReadsAttr"}' in uses
+    assert ("uses.py:12", "GRL110") in _diagnostics(result.output)
+    assert "ReadsAttr" in result.output and "op.get_attr" in result.output
+
+
+def test_refused_use_keeps_the_registration_in_the_other_module(tmp_path):
+    tree = _tree(tmp_path, grads=GRADS, uses=USES, opaque=OPAQUE_USE)
+    before = (tree / "grads.py").read_text()
+    result = cli(tree, "--write", "-j", "1")
+    found = _diagnostics(result.output)
+    assert ("opaque.py:7", "GRL101") in found
+    # the other user of the same registration cannot migrate alone: TF1's registration must stay for opaque.py
+    assert ("uses.py:7", "GRL110") in found
+    assert (tree / "grads.py").read_text() == before
+    assert "gradient_override_map" in (tree / "uses.py").read_text()
+
+
+def test_use_in_a_module_that_does_not_import_the_registration(tmp_path):
+    tree = _tree(tmp_path, grads=GRADS, elsewhere=NO_IMPORT)
+    result = cli(tree, "-j", "1")
+    assert ("elsewhere.py:5", "GRL102") in _diagnostics(result.output)
+    assert (tree / "grads.py").read_text() == GRADS
+    # a module of the run that imports grads.py: the one that does not is told where the registration is
+    tree = _tree(tmp_path, grads=GRADS, elsewhere=NO_IMPORT, uses=USES)
+    result = cli(tree, "-j", "1")
+    assert ("elsewhere.py:5", "GRL102") in _diagnostics(result.output)
+    assert "grads.py, which this module does not import" in result.output
+
+
+def test_output_does_not_depend_on_jobs(tmp_path):
+    outputs = []
+    for jobs in ("1", "2"):
+        tree = _tree(tmp_path / jobs, grads=GRADS, uses=USES, opaque=OPAQUE_USE, elsewhere=NO_IMPORT,
+                     plain=NO_IMPORT.replace("ReverseCross", "Unknown"))
+        result = cli(tree, "-j", jobs, "--format", "json")
+        outputs.append(result.output.replace(str(tree), "TREE"))
+    assert outputs[0] == outputs[1]
+
+
+def test_registration_used_by_no_block_of_the_run_is_noted(tmp_path):
+    one = '''\
+    import tensorflow as tf
+
+
+    @tf.RegisterGradient("UsedElsewhere")
+    def _elsewhere(op, grad):
+        return -grad
+
+
+    @tf.RegisterGradient("UsedHere")
+    def _here(op, grad):
+        return grad * 0.5
+
+
+    def here(x):
+        with tf.get_default_graph().gradient_override_map({"Identity": "UsedHere"}):
+            return tf.identity(x)
+    '''
+    tree = _tree(tmp_path, one=one)
+    result = cli(tree / "one.py")
+    assert ("one.py:4", "GRL202") in _diagnostics(result.output)
+    assert "UsedElsewhere" in result.output and "_here(x)" in result.output

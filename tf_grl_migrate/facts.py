@@ -1,0 +1,355 @@
+"""Repository facts: what each module of a run registers, which gradient-name constants it binds
+and imports, and which override-map targets it uses, from one pass over CPython's ``ast`` per
+candidate file; then the links between modules (a block in ``model.py`` whose target is
+registered in ``grads.py``), resolved before any file is rewritten.
+
+Plain data keyed by (path, name), never by object identity, so each file's slice of the links
+is part of its cache key. Nothing here imports libcst or TensorFlow.
+
+Shapes linked (everything else stays a per-file question, GRL102 as before):
+
+* the registration: ``@<x>.RegisterGradient(NAME)`` on a module-level ``def`` (or the call form
+  ``<x>.RegisterGradient(NAME)(fn)`` at module level), NAME a string literal or a name bound at
+  module level to one (``REVERSE = "Rev"``), possibly imported from another module of the run;
+* the use: ``<g>.gradient_override_map({"Op": TARGET})`` with TARGET a string literal, a name
+  imported with ``from m import NAME``, or ``m.NAME`` for an imported module ``m``;
+* the way to the function: the using module imports the registering one (``import grads``,
+  ``import pkg.grads as g``, ``from pkg import grads``, ``from .grads import X``), so the call is
+  ``grads.fn`` or ``fn`` added to that ``from`` import. A module the user file does not import
+  is named in a refusal instead (TF1 only needed it imported somewhere).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+REGISTER = "RegisterGradient"
+MAP = "gradient_override_map"
+HOPS = 3  # import chains followed for a constant (names.py -> grads.py -> model.py)
+
+
+@dataclass
+class ModuleFacts:
+    path: str
+    registrations: dict = field(default_factory=dict)  # def name -> name expression (("str", v) | ("name", n))
+    constants: dict = field(default_factory=dict)  # NAME -> "literal" (bound once at module level)
+    modules: dict = field(default_factory=dict)  # binding -> (module spelling, level): import m / from p import m
+    from_names: dict = field(default_factory=dict)  # binding -> (module spelling, level, name)
+    uses: list = field(default_factory=list)  # (op type, target spelling, target ("str"|"name"|"attr", ...))
+    bound_twice: set = field(default_factory=set)  # module-level names bound more than once
+
+
+@dataclass(frozen=True)
+class External:
+    """A target of this module registered in another module of the run."""
+    spelling: str  # the target expression as the source wrote it
+    value: str  # the gradient name
+    access: str  # how this module reaches the converted function (``grads._rev`` or ``_rev``)
+    import_from: tuple | None  # (module spelling, level) of the `from` import to add ``fn`` to, or None
+    function: str
+    registered_in: str  # path, for messages
+    refusal: tuple | None = None  # (code, message): why the link cannot be migrated (said at the use)
+
+
+@dataclass(frozen=True)
+class Export:
+    """A registration of this module used from other modules of the run."""
+    function: str
+    value: str
+    arity: int
+    used_in: tuple  # paths
+    refusal: str | None = None  # a use elsewhere could not be migrated: keep the registration
+
+
+@dataclass(frozen=True)
+class Links:
+    externals: tuple = ()
+    exports: tuple = ()
+
+    def key(self) -> str:
+        return repr(self)
+
+
+def gather(path: str, source: str) -> ModuleFacts | None:
+    """The facts of one module, or None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    facts = ModuleFacts(path)
+    seen: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in _bound_names(stmt):
+            seen[name] = seen.get(name, 0) + 1
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                facts.constants[stmt.targets[0].id] = value.value
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    facts.modules[alias.asname] = (alias.name, 0)
+                else:
+                    facts.modules[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0)
+                    if "." in alias.name:
+                        facts.modules[alias.name] = (alias.name, 0)  # `pkg.grads.fn` spelled in full
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
+            for alias in stmt.names:
+                if alias.name != "*":
+                    facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in stmt.decorator_list:
+                name = _registered_name(deco)
+                if name is not None:
+                    facts.registrations[stmt.name] = name
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value  # RegisterGradient(NAME)(fn)
+            name = _registered_name(call.func)
+            if name is not None and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+                facts.registrations[call.args[0].id] = name
+    facts.bound_twice = {n for n, count in seen.items() if count > 1}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MAP
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Dict)):
+            for key, value in zip(node.args[0].keys, node.args[0].values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    target = _target(value)
+                    if target is not None:
+                        facts.uses.append((key.value, ast.get_source_segment(source, value), target))
+    return facts
+
+
+def _bound_names(stmt) -> list[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"]
+    return []
+
+
+def _registered_name(node):
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if called != REGISTER:
+        return None
+    return _target(node.args[0])
+
+
+def _target(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return ("str", node.value)
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        base = _dotted(node.value)
+        return ("attr", base, node.attr) if base else None
+    return None
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+class Run:
+    """The facts of the modules of a run that can take part in a link, and the links between them.
+
+    Facts are gathered for the modules holding an override map (``sources``: path -> text) and,
+    when one of them uses a target it does not register itself, for the modules of the run they
+    import, followed ``HOPS`` imports deep (``read(path) -> text | None``); no other file is read."""
+
+    def __init__(self, paths: list[str], roots: list[str], sources: dict[str, str], read):
+        self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
+        self._by_abs = {os.path.abspath(p): p for p in paths if p.endswith(".py")}
+        self.facts: dict[str, ModuleFacts] = {}
+        for path, text in sources.items():
+            found = gather(path, text)
+            if found is not None:
+                self.facts[path] = found
+        if not any(self._unresolved(f) for f in self.facts.values()):
+            return
+        frontier = list(self.facts)
+        for _ in range(HOPS):
+            imported = {m for path in frontier for m in self._imports(path)} - set(self.facts)
+            frontier = []
+            for path in sorted(imported):
+                text = read(path)
+                found = gather(path, text) if text is not None else None
+                if found is not None:
+                    self.facts[path] = found
+                    frontier.append(path)
+
+    def _unresolved(self, facts: ModuleFacts) -> bool:
+        local = {n[1] for n in facts.registrations.values() if n[0] == "str"}
+        return any(t[0] != "str" or t[1] not in local for _, _, t in facts.uses)
+
+    def _imports(self, path: str) -> set[str]:
+        facts = self.facts[path]
+        found = {self.module_path(path, m, level) for m, level in facts.modules.values()}
+        for module, level, name in facts.from_names.values():
+            found.add(self.module_path(path, module, level))
+            found.add(self.module_path(path, f"{module}.{name}" if module else name, level))
+        return {f for f in found if f is not None}
+
+    # -- module resolution -----------------------------------------------------------------------
+    def module_path(self, user: str, spelling: str, level: int) -> str | None:
+        """The run's file that ``import spelling`` (``level`` dots) means in ``user``, if one."""
+        parts = spelling.split(".") if spelling else []
+        if level:
+            base = os.path.dirname(os.path.abspath(user))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            bases = [base]
+        else:  # absolute: the user's folder and the folders above it, up to the widest root holding it
+            here = os.path.dirname(os.path.abspath(user))
+            top = min((r for r in self.roots if here == r or here.startswith(r + os.sep)), key=len, default=here)
+            bases = [here]
+            while here != top and os.path.dirname(here) != here:
+                here = os.path.dirname(here)
+                bases.append(here)
+        found = []
+        for base in bases:
+            stem = os.path.join(base, *parts)
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if candidate in self._by_abs:
+                    found.append(self._by_abs[candidate])
+        return found[0] if len(set(found)) == 1 else None
+
+    def value_of(self, path: str, target, hops: int = HOPS):
+        """The string a target expression of module ``path`` holds, following imports; None if unknown."""
+        facts = self.facts.get(path)
+        if facts is None or hops < 0:
+            return None
+        kind = target[0]
+        if kind == "str":
+            return target[1]
+        if kind == "name":
+            name = target[1]
+            if name in facts.bound_twice:
+                return None
+            if name in facts.constants:
+                return facts.constants[name]
+            if name in facts.from_names:
+                module, level, imported = facts.from_names[name]
+                other = self.module_path(path, module, level)
+                return self.value_of(other, ("name", imported), hops - 1) if other else None
+            return None
+        if kind == "attr":
+            base, attr = target[1], target[2]
+            other = self._module_bound(path, base)
+            return self.value_of(other, ("name", attr), hops - 1) if other else None
+        return None
+
+    def _module_bound(self, path: str, binding: str) -> str | None:
+        facts = self.facts[path]
+        if binding in facts.modules and binding not in facts.bound_twice:
+            module, level = facts.modules[binding]
+            return self.module_path(path, module, level)
+        if binding in facts.from_names and binding not in facts.bound_twice:
+            module, level, name = facts.from_names[binding]
+            return self.module_path(path, f"{module}.{name}" if module else name, level)
+        return None
+
+    def registered(self, value: str) -> list[tuple[str, str]]:
+        """(path, function) of every module-level registration of ``value`` in the run."""
+        out = []
+        for path, facts in self.facts.items():
+            for function, name in facts.registrations.items():
+                if function not in facts.bound_twice and self.value_of(path, name) == value:
+                    out.append((path, function))
+        return out
+
+    # -- links -------------------------------------------------------------------------------------
+    def links(self, blocked: dict | None = None) -> dict[str, Links]:
+        """Each file's slice: the targets it uses that another module registers (externals) and
+        its registrations used elsewhere (exports). ``blocked``: (path, function) -> (the module
+        that cannot keep its end, why), found by a previous round: both ends then stay as they are,
+        and every other module on the link hears why (the blocking module says its own reason)."""
+        from . import ops
+
+        blocked = blocked or {}
+        externals: dict[str, dict] = {}
+        exports: dict[tuple[str, str], dict] = {}
+        for path in sorted(self.facts):
+            facts = self.facts[path]
+            local = {self.value_of(path, name) for name in facts.registrations.values()}
+            for op_type, spelling, target in facts.uses:
+                value = self.value_of(path, target)
+                if value is None or value in local:
+                    continue
+                where = self.registered(value)
+                if len(where) != 1 or where[0][0] == path:
+                    continue
+                reg_path, function = where[0]
+                op = ops.OP_TYPES.get(op_type)
+                if op is None:
+                    continue
+                access, import_from, refusal = self._access(path, reg_path, function)
+                origin, why = blocked.get((reg_path, function), (None, None))
+                if refusal is None and why is not None and origin != path:
+                    refusal = ("GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
+                                         f"is kept as it is: {why} (in {os.path.basename(origin)})")
+                externals.setdefault(path, {})[spelling] = External(
+                    spelling, value, access, import_from, function, reg_path, refusal)
+                entry = exports.setdefault((reg_path, function), {"value": value, "arity": set(), "used_in": set(),
+                                                                  "refusal": why, "origin": origin})
+                entry["arity"].add(op.arity)
+                entry["used_in"].add(path)
+                if refusal and not entry["refusal"]:
+                    entry["refusal"] = f"its use in {os.path.basename(path)} is not migrated ({refusal[1]})"
+                    entry["origin"] = path
+        out: dict[str, Links] = {}
+        for (reg_path, function), entry in sorted(exports.items()):
+            refusal = entry["refusal"]
+            if len(entry["arity"]) != 1 and not refusal:
+                refusal = "it is used for op types with different numbers of inputs"
+            export = Export(function, entry["value"], min(entry["arity"]), tuple(sorted(entry["used_in"])), refusal)
+            links = out.get(reg_path, Links())
+            out[reg_path] = Links(links.externals, (*links.exports, export))
+            if refusal:  # the users hear why
+                for user in entry["used_in"] - {entry["origin"]}:
+                    for spelling, ext in list(externals.get(user, {}).items()):
+                        if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
+                            externals[user][spelling] = dataclasses.replace(ext, refusal=(
+                                "GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
+                                          f"is kept as it is: {refusal}"))
+        for path, by_spelling in sorted(externals.items()):
+            links = out.get(path, Links())
+            out[path] = Links(tuple(by_spelling[s] for s in sorted(by_spelling)), links.exports)
+        return out
+
+    def _access(self, user: str, reg_path: str, function: str):
+        """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""
+        facts = self.facts[user]
+        for binding in sorted(facts.modules):
+            if binding not in facts.bound_twice and self._module_bound(user, binding) == reg_path:
+                return f"{binding}.{function}", None, None
+        for binding in sorted(facts.from_names):
+            module, level, name = facts.from_names[binding]
+            if binding in facts.bound_twice:
+                continue
+            if self.module_path(user, f"{module}.{name}" if module else name, level) == reg_path:
+                return f"{binding}.{function}", None, None
+            if self.module_path(user, module, level) == reg_path:
+                if function in facts.constants or function in facts.from_names or any(
+                        function == f for f in facts.registrations) or function in facts.modules:
+                    return "", None, ("GRL102", f"the gradient is registered in {os.path.basename(reg_path)} as "
+                                                f"`{function}`, which is already a name in this module; import it "
+                                                "under another name and migrate again")
+                return function, (module, level), None
+        return "", None, ("GRL102", f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
+                                    "does not import (TF1 only needed it imported somewhere); import it here and "
+                                    "migrate again")
