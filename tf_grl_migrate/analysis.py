@@ -924,6 +924,8 @@ class Planner:
                                   f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
                                   "@tf.custom_gradient by hand")
             choices.setdefault(value, found[0])
+        if len(choices) == 1:  # the name only ever holds one gradient name: call its function
+            return next(iter(choices.values()))
         return Dispatch(expr, choices, {v: self.spelling[v] for v in choices})
 
     def literal_values(self, expr):
@@ -962,7 +964,12 @@ class Planner:
             if index < start or index > use_index:
                 continue
             if index == -1:
-                return f"`{expr.value}` is a parameter; its callers decide which gradient TF1 used"
+                param = ref.node if isinstance(ref.node, cst.Param) else self.parents.get(ref.node)
+                passed = self.parameter_values(param)
+                if isinstance(passed, str):
+                    return f"`{expr.value}` is a parameter; {passed}"
+                values.extend(passed)
+                continue
             found = self.simple_assign_value(ref)
             literal = self._literals(found[1]) if found else None
             if literal is None:
@@ -976,6 +983,57 @@ class Planner:
                 return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
             values = [v for v in values if v]
         return values or None
+
+    def parameter_values(self, param: cst.Param):
+        """The literals a parameter can hold: its default and what every call of its function
+        passes, when the function is private to this module (``_name`` at module level, or local
+        to a function) and every mention of it is a direct call passing a literal or nothing.
+        A list, or a str saying why not (its callers decide which gradient TF1 used)."""
+        params = self.parents.get(param)
+        fdef = self.parents.get(params)
+        if not isinstance(params, cst.Parameters) or not isinstance(fdef, cst.FunctionDef) or fdef.decorators:
+            return "its callers decide which gradient TF1 used"
+        scope = self.scopes.get(fdef)
+        private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
+                                                        and fdef.name.value.startswith("_"))
+        if not private:
+            return ("its callers decide which gradient TF1 used, and callers outside this file may pass any name "
+                    f"(a module-private `_{fdef.name.value}` called only with literals here would be migrated)")
+        if param in params.params:
+            position = list(params.params).index(param)
+        elif param in params.kwonly_params:
+            position = None
+        else:
+            return "its callers decide which gradient TF1 used"
+        assignments = list(scope.assignments[fdef.name.value])
+        if len(assignments) != 1 or not assignments[0].references:
+            return f"`{fdef.name.value}` is bound more than once, or never called, in its scope"
+        default = None
+        if isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)):
+            default = self._literals(param.default)
+        elif isinstance(param.default, cst.Name) and param.default.value == "None":
+            default = [None]
+        values = []
+        for access in assignments[0].references:
+            call = self.parents.get(access.node)
+            if not isinstance(call, cst.Call) or call.func is not access.node or any(a.star for a in call.args):
+                return (f"`{fdef.name.value}` is used other than by a direct call (line {self.pos(access.node)[0]}); "
+                        "its callers decide which gradient TF1 used")
+            given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value),
+                         None)
+            positional = [a for a in call.args if a.keyword is None]
+            if given is None and position is not None and position < len(positional):
+                given = positional[position].value
+            if given is None:
+                if default is None:
+                    return f"a call at line {self.pos(call)[0]} passes no literal for it"
+                values.extend(default)
+                continue
+            literal = [None] if isinstance(given, cst.Name) and given.value == "None" else self._literals(given)
+            if literal is None or isinstance(given, cst.Subscript):
+                return f"the call at line {self.pos(call)[0]} passes `{_code(given)}`, not a literal"
+            values.extend(literal)
+        return values
 
     def _literals(self, value):
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):

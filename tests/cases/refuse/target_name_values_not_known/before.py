@@ -42,3 +42,12 @@ def rebound_inside(x, mode):
     with tf.get_default_graph().gradient_override_map({"Identity": gradient}):
         return tf.identity(x)
 
+
+
+def _private_passed_a_variable(x, gradient="ClipGradChosen"):
+    with tf.get_default_graph().gradient_override_map({"Identity": gradient}):
+        return tf.identity(x)
+
+
+def caller(x, name):
+    return _private_passed_a_variable(x, name)
