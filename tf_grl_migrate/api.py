@@ -101,80 +101,105 @@ def _process(args):
 
 
 def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=()):
-    """Read every file here (cheap), link the modules whose overrides use another module's
-    registration (facts.Run), answer what the cache already knows, and hand the rest to a process
-    pool. Results in path order."""
+    """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
+    process pool as soon as the first turns up, so the workers import libcst and analyse while
+    reading goes on. Then link the modules whose overrides use another module's registration
+    (facts.Run) and settle those together, replacing their reports. With ``write`` nothing is
+    handed out before the links are known (a linked file must not be written alone). Results in
+    path order."""
     from .files import CANDIDATE, NotCached, process_file, read
 
     reports = [None] * len(paths)
-    candidates = {}  # index -> raw bytes of a file that may hold an override
-    for i, path in enumerate(paths):
-        raw, failure = read(path)
-        if failure is not None or CANDIDATE not in raw:
-            reports[i] = failure or FileReport(path)
-        else:
-            candidates[i] = raw
-    linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime)
-    for i, report in linked.items():
-        reports[i] = report
-        candidates.pop(i, None)
-    for i in range(len(paths)):
-        if reports[i] is not None:
+    counted = set()
+
+    def done(i):  # once per file, as its report is known
+        if i not in counted:
+            counted.add(i)
             on_file()
+
+    candidates = {}  # index -> raw bytes of a file that may hold an override
     work = []  # (index, args) that need libcst
     pool = None
     futures = {}
-    try:
-        for i, raw in candidates.items():
-            path = paths[i]
-            try:
-                reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
-                on_file()
-                continue
-            except NotCached:
-                work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
-            if jobs > 1:
-                if pool is None:
-                    from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
 
-                    pool = ProcessPoolExecutor(max_workers=jobs)
-                futures[i] = pool.submit(_process, work[-1][1])
+    def hand_out(i, raw):
+        nonlocal pool
+        path = paths[i]
+        try:
+            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
+            done(i)
+            return
+        except NotCached:
+            work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
+        if jobs > 1:
+            if pool is None:
+                from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
+
+                pool = ProcessPoolExecutor(max_workers=jobs)
+            futures[i] = pool.submit(_process, work[-1][1])
+
+    try:
+        for i, path in enumerate(paths):
+            raw, failure = read(path)
+            if failure is not None or CANDIDATE not in raw:
+                reports[i] = failure or FileReport(path)
+                done(i)
+                continue
+            candidates[i] = raw
+            if not write:
+                hand_out(i, raw)
+        linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache)
+        if write:
+            for i, raw in candidates.items():
+                if i not in linked:
+                    hand_out(i, raw)
         for i, args in work:
-            reports[i] = futures[i].result() if i in futures else _process(args)
-            on_file()
+            if i not in linked:
+                reports[i] = futures[i].result() if i in futures else _process(args)
+                done(i)
+        for i, report in linked.items():
+            reports[i] = report
+            done(i)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return reports
 
 
-def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime) -> dict:
+def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None) -> dict:
     """Reports for the modules taking part in a link between modules (a registration in one, its
     use in another), settled together: both ends are migrated, or both stay with a diagnostic.
     Each round migrates the linked modules in memory and collects the links one end cannot keep;
     those are blocked and the round runs again, until nothing new is blocked. Only then are the
-    files written. Empty (nothing read, nothing parsed) for a run without such links."""
+    files written. Empty for a run without such links (each module's facts come from the result
+    cache when its bytes were seen before)."""
+    from .precheck import may_link
+
+    py = [i for i in candidates if paths[i].endswith(".py") and may_link(candidates[i])] if len(paths) > 1 else []
+    if not py:
+        return {}
     from . import facts
     from .files import decode, process_file, read
 
-    py = [i for i in candidates if paths[i].endswith(".py")]
-    if len(paths) < 2 or not py:
-        return {}
-    sources = {}
-    for i in py:
+    def facts_of(path, raw):
+        key = cache.key(raw, False, "facts") if cache is not None else None
+        stored = cache.get_data(key) if key is not None else None
+        if stored is not None:
+            return None if stored == "unparsable" else facts.from_json(path, stored)
         try:
-            sources[paths[i]] = decode(candidates[i]).text
+            found = facts.gather(path, decode(raw).text)
         except (SyntaxError, UnicodeDecodeError, LookupError):
-            continue
+            found = None
+        if key is not None:
+            cache.put_data(key, "unparsable" if found is None else facts.to_json(found))
+        return found
 
-    def read_text(path):
+    def read_facts(path):
         raw, failure = read(path)
-        try:
-            return None if failure else decode(raw).text
-        except (SyntaxError, UnicodeDecodeError, LookupError):
-            return None
+        return None if failure else facts_of(path, raw)
 
-    run = facts.Run(paths, list(roots), sources, read_text)
+    users = {paths[i]: found for i in py if (found := facts_of(paths[i], candidates[i])) is not None}
+    run = facts.Run(paths, list(roots), users, read_facts)
     blocked: dict = {}
     links = run.links(blocked)
     for _ in range(len(run.facts) + 1):

@@ -107,6 +107,29 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def get_data(self, key: str):
+        """Other plain data stored under ``key`` (a module's facts), or None."""
+        import json
+
+        try:
+            with open(self._path(key), encoding="utf-8") as handle:
+                data = json.load(handle)
+            return data["data"] if data["format"] == FORMAT and data["key"] == key else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put_data(self, key: str, value) -> None:
+        import json
+
+        from .files import replace_atomically
+
+        path = self._path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            replace_atomically(path, json.dumps({"format": FORMAT, "key": key, "data": value}).encode("utf-8"))
+        except (OSError, UnicodeEncodeError):
+            pass
+
     def put(self, key: str, text: str, new_text: str, diagnostics) -> None:
         import json
 

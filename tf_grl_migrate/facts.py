@@ -42,6 +42,18 @@ class ModuleFacts:
     bound_twice: set = field(default_factory=set)  # module-level names bound more than once
 
 
+def to_json(facts: ModuleFacts) -> dict:
+    return {"registrations": facts.registrations, "constants": facts.constants, "modules": facts.modules,
+            "from_names": facts.from_names, "uses": facts.uses, "bound_twice": sorted(facts.bound_twice)}
+
+
+def from_json(path: str, data: dict) -> ModuleFacts:
+    return ModuleFacts(
+        path, {k: tuple(v) for k, v in data["registrations"].items()}, dict(data["constants"]),
+        {k: tuple(v) for k, v in data["modules"].items()}, {k: tuple(v) for k, v in data["from_names"].items()},
+        [(op, spelling, tuple(target)) for op, spelling, target in data["uses"]], set(data["bound_twice"]))
+
+
 @dataclass(frozen=True)
 class External:
     """A target of this module registered in another module of the run."""
@@ -167,42 +179,31 @@ def _dotted(node) -> str | None:
 class Run:
     """The facts of the modules of a run that can take part in a link, and the links between them.
 
-    Facts are gathered for the modules holding an override map (``sources``: path -> text) and,
-    when one of them uses a target it does not register itself, for the modules of the run they
-    import, followed ``HOPS`` imports deep (``read(path) -> text | None``); no other file is read."""
+    ``users``: path -> ModuleFacts of the modules holding an override map. Other modules are read
+    (``read(path) -> ModuleFacts | None``) only when a user's target needs them: the module a
+    target names (``grads.NAME``, ``from grads import NAME``), followed ``HOPS`` imports deep for a
+    constant, and the modules a user imports, for a literal target it does not register itself.
+    Targets TensorFlow registers itself (op types: ``"Identity"``) are never linked."""
 
-    def __init__(self, paths: list[str], roots: list[str], sources: dict[str, str], read):
+    def __init__(self, paths: list[str], roots: list[str], users: dict, read):
         self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
         self._by_abs = {os.path.abspath(p): p for p in paths if p.endswith(".py")}
-        self.facts: dict[str, ModuleFacts] = {}
-        for path, text in sources.items():
-            found = gather(path, text)
-            if found is not None:
-                self.facts[path] = found
-        if not any(self._unresolved(f) for f in self.facts.values()):
-            return
-        frontier = list(self.facts)
-        for _ in range(HOPS):
-            imported = {m for path in frontier for m in self._imports(path)} - set(self.facts)
-            frontier = []
-            for path in sorted(imported):
-                text = read(path)
-                found = gather(path, text) if text is not None else None
-                if found is not None:
-                    self.facts[path] = found
-                    frontier.append(path)
+        self.facts: dict[str, ModuleFacts | None] = dict(users)
+        self.users = sorted(users)
+        self._read = read
 
-    def _unresolved(self, facts: ModuleFacts) -> bool:
-        local = {n[1] for n in facts.registrations.values() if n[0] == "str"}
-        return any(t[0] != "str" or t[1] not in local for _, _, t in facts.uses)
+    def get(self, path: str | None) -> ModuleFacts | None:
+        if path is None:
+            return None
+        if path not in self.facts:
+            self.facts[path] = self._read(path)
+        return self.facts[path]
 
-    def _imports(self, path: str) -> set[str]:
-        facts = self.facts[path]
-        found = {self.module_path(path, m, level) for m, level in facts.modules.values()}
-        for module, level, name in facts.from_names.values():
-            found.add(self.module_path(path, module, level))
-            found.add(self.module_path(path, f"{module}.{name}" if module else name, level))
-        return {f for f in found if f is not None}
+    @staticmethod
+    def tensorflows_own(value: str) -> bool:
+        from . import ops
+
+        return value in ops.BUILTIN_GRADIENTS or value in ops.op_type_names()
 
     # -- module resolution -----------------------------------------------------------------------
     def module_path(self, user: str, spelling: str, level: int) -> str | None:
@@ -230,7 +231,7 @@ class Run:
 
     def value_of(self, path: str, target, hops: int = HOPS):
         """The string a target expression of module ``path`` holds, following imports; None if unknown."""
-        facts = self.facts.get(path)
+        facts = self.get(path)
         if facts is None or hops < 0:
             return None
         kind = target[0]
@@ -254,7 +255,7 @@ class Run:
         return None
 
     def _module_bound(self, path: str, binding: str) -> str | None:
-        facts = self.facts[path]
+        facts = self.get(path)
         if binding in facts.modules and binding not in facts.bound_twice:
             module, level = facts.modules[binding]
             return self.module_path(path, module, level)
@@ -263,14 +264,26 @@ class Run:
             return self.module_path(path, f"{module}.{name}" if module else name, level)
         return None
 
-    def registered(self, value: str) -> list[tuple[str, str]]:
-        """(path, function) of every module-level registration of ``value`` in the run."""
+    def registered(self, value: str, user: str) -> list[tuple[str, str]]:
+        """(path, function) of every module-level registration of ``value`` in the modules of the
+        run that ``user`` imports (the only ones its migrated code could call)."""
         out = []
-        for path, facts in self.facts.items():
+        for path in sorted(self._imported_by(user)):
+            facts = self.get(path)
+            if facts is None:
+                continue
             for function, name in facts.registrations.items():
                 if function not in facts.bound_twice and self.value_of(path, name) == value:
                     out.append((path, function))
         return out
+
+    def _imported_by(self, path: str) -> set[str]:
+        facts = self.get(path)
+        found = {self.module_path(path, m, level) for m, level in facts.modules.values()}
+        for module, level, name in facts.from_names.values():
+            found.add(self.module_path(path, module, level))
+            found.add(self.module_path(path, f"{module}.{name}" if module else name, level))
+        return {f for f in found if f is not None and f != path}
 
     # -- links -------------------------------------------------------------------------------------
     def links(self, blocked: dict | None = None) -> dict[str, Links]:
@@ -283,14 +296,18 @@ class Run:
         blocked = blocked or {}
         externals: dict[str, dict] = {}
         exports: dict[tuple[str, str], dict] = {}
-        for path in sorted(self.facts):
-            facts = self.facts[path]
-            local = {self.value_of(path, name) for name in facts.registrations.values()}
+        for path in self.users:
+            facts = self.get(path)
+            local = {n[1] for n in facts.registrations.values() if n[0] == "str"}
             for op_type, spelling, target in facts.uses:
+                if target[0] == "str" and (target[1] in local or self.tensorflows_own(target[1])):
+                    continue  # the cheap, common answers first: no other module is read for these
                 value = self.value_of(path, target)
-                if value is None or value in local:
+                if value is None or value in local or self.tensorflows_own(value):
                     continue
-                where = self.registered(value)
+                if value in {self.value_of(path, n) for n in facts.registrations.values()}:
+                    continue
+                where = self.registered(value, path)
                 if len(where) != 1 or where[0][0] == path:
                     continue
                 reg_path, function = where[0]
@@ -333,7 +350,7 @@ class Run:
 
     def _access(self, user: str, reg_path: str, function: str):
         """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""
-        facts = self.facts[user]
+        facts = self.get(user)
         for binding in sorted(facts.modules):
             if binding not in facts.bound_twice and self._module_bound(user, binding) == reg_path:
                 return f"{binding}.{function}", None, None

@@ -18,18 +18,43 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 
 from . import _tf_renames
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@dataclass(frozen=True)
-class OpType:
-    name: str
-    arity: int
-    callables: tuple[str, ...]
+class _Frozen:
+    """A small immutable record compared by its fields: what ``@dataclass(frozen=True)`` gives,
+    without importing dataclasses (and inspect) on the CLI's start-up path."""
+
+    __slots__ = ()
+
+    def __init__(self, *values):
+        for name, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _fields(self):
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._fields() == other._fields()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._fields()))
+
+    def __repr__(self):
+        return f"{type(self).__name__}{self._fields()!r}"
+
+
+class OpType(_Frozen):
+    """An op type the migrator can wrap: its name, its number of tensor inputs, the callables
+    that create exactly one of it."""
+
+    __slots__ = ("name", "arity", "callables")
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,6 +106,13 @@ def __getattr__(name):  # OP_TYPES / CALLABLES: derived from the generated table
     if name == "CALLABLES":
         return _op_types()[1]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def op_type_names() -> frozenset:
+    """Every op type some callable of the table creates: names TensorFlow registers gradients for
+    itself (an override target spelt like one is TensorFlow's gradient, not a user registration)."""
+    return frozenset(op for entry in table().values() for op in (*entry["ops"], *entry.get("ops_rank3", ())))
 
 
 def _entry(qualified_names):
@@ -153,16 +185,14 @@ OPERATOR_OP_TYPES: dict[str, str] = {
 # the ones a block may have wrapped in a custom-gradient function.
 WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub"})
 
-@dataclass(frozen=True)
-class BuiltinGradient:
+class BuiltinGradient(_Frozen):
     """A gradient TensorFlow registers for one of its own op types, borrowed as an override target
     (``{"Sign": "Identity"}``, ``{"Mul": "Add"}``): TF1 called that function with the overridden
     op, so the migrated code computes the same math from the op's inputs. ``arity`` is how many
     inputs it reads; ``body`` is the grad_fn body, formatted with ``tf`` (the module's TensorFlow
     name), ``dy`` and ``inputs`` (the custom-gradient function's parameters)."""
-    name: str
-    arity: int
-    body: str
+
+    __slots__ = ("name", "arity", "body")
 
     def grad_body(self, tf: str, dy: str, inputs: list[str]) -> str:
         return self.body.format(tf=tf, dy=dy, a=inputs[0], b=inputs[-1])

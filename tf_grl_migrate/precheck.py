@@ -3,6 +3,8 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 
 from __future__ import annotations
 
+import re
+
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
 
@@ -109,3 +111,40 @@ def _compiler_keeps_dead_names() -> bool:
         _DEAD_NAMES_KEPT = MARKER in compiled.co_names and _names_in(
             next(c for c in compiled.co_consts if hasattr(c, "co_names")))
     return _DEAD_NAMES_KEPT
+
+
+_MAP_LITERAL = re.compile(rb"gradient_override_map\(\s*\{([^{}]*)\}")
+_ENTRY = re.compile(rb"""(?:'[^']*'|"[^"]*")\s*:\s*([^,]+)""")
+_QUOTED = re.compile(rb"""\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*$""")
+_DOTTED = re.compile(rb"\s*([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\s*$")
+
+
+def may_link(raw: bytes) -> bool:
+    """Whether a module's override maps may name a gradient another module registers, decided on
+    the bytes (no parse, no op table unless a literal is registered nowhere here), so that a run
+    over a tree reads facts (tf_grl_migrate.facts) only where a link is possible: a map literal
+    whose target is a literal this module does not register and TensorFlow may not provide, a
+    name the module imports or binds at module level to a literal, or ``m.NAME`` of an import."""
+    for body in _MAP_LITERAL.findall(raw):
+        for target in _ENTRY.findall(body):
+            quoted = _QUOTED.match(target)
+            if quoted is not None:
+                value = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
+                here = re.search(rb"RegisterGradient\(\s*['\"]" + re.escape(value) + rb"['\"]\s*\)", raw)
+                if here is None and not _tensorflows_own(value.decode("utf-8", "replace")):
+                    return True
+                continue
+            dotted = _DOTTED.match(target)
+            if dotted is None:
+                continue  # a call or an expression: never linked
+            root = re.escape(dotted.group(1))
+            if re.search(rb"\bimport\b[^\n]*\b" + root + rb"\b", raw) or (
+                    b"." not in target and re.search(rb"(?m)^" + root + rb"\s*=\s*['\"]", raw)):
+                return True
+    return False
+
+
+def _tensorflows_own(value: str) -> bool:
+    from . import ops
+
+    return value in ops.BUILTIN_GRADIENTS or value in ops.op_type_names()
