@@ -88,11 +88,12 @@ def main():
     total_ours = sum(r[1] for r in rows)
     total_parse = sum(r[2] for r in rows)
     rows.sort(key=lambda r: r[0], reverse=True)
-    print(f"{'ratio':>6} {'ours ms':>9} {'parse ms':>9}  file")
-    for ratio, ours, parse, path in rows[: args.show]:
-        print(f"{ratio:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  {path.name}")
-    print(f"files: {len(rows)}; total ours/parse: {total_ours / total_parse:.2f}x "
-          f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {rows[0][0]:.2f}x (targets: 3x, 6x)")
+    if rows:
+        print(f"{'ratio':>6} {'ours ms':>9} {'parse ms':>9}  file")
+        for ratio, ours, parse, path in rows[: args.show]:
+            print(f"{ratio:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  {path.name}")
+        print(f"files: {len(rows)}; total ours/parse: {total_ours / total_parse:.2f}x "
+              f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {rows[0][0]:.2f}x (targets: 3x, 6x)")
     if args.big:
         text = big_module(args.big)
         parse = best(lambda: libcst.parse_module(text), 1)
