@@ -896,7 +896,9 @@ class Planner:
         """Registrations other modules of the run use (facts.Export): converted to makers whatever
         their local uses, or kept (with every local use) when a use elsewhere is not migrated."""
         exports = {e.function: e for e in self.links.exports}
-        for reg in self.registrations:
+        for reg in self.registrations if exports else ():
+            if reg.fdef is None:  # a call registration whose function was not found: refused already
+                continue
             export = exports.get(reg.fdef.name.value)
             if export is None or not isinstance(self.scopes.get(reg.fdef), GlobalScope):
                 continue

@@ -1,0 +1,16 @@
+import uuid
+
+import tensorflow as tf
+
+
+def register_under_fresh_name(fn):
+    # the registered function arrives as an argument: nothing here says what it computes
+    name = "grad_" + uuid.uuid4().hex
+    tf.RegisterGradient(name)(fn)
+    return name
+
+
+def with_gradient(x, grad_fn):
+    name = register_under_fresh_name(grad_fn)
+    with tf.get_default_graph().gradient_override_map({"Identity": name}):
+        return tf.identity(x)
