@@ -276,6 +276,7 @@ class Planner:
         # node), and positions are computed only when a diagnostic needs one.
         self.scopes = wrapper.resolve(ScopeProvider)
         self._positions = None
+        self.line_of = lambda line: line  # a slice's lines are mapped to the whole module's
         self.diagnostics: list[Diagnostic] = []
         collector = _Collector()
         self.module.visit(collector)
@@ -299,7 +300,7 @@ class Planner:
         if self._positions is None:
             self._positions = self.wrapper.resolve(PositionProvider)
         p = self._positions[node].start
-        return p.line, p.column + 1
+        return self.line_of(p.line), p.column + 1
 
     def referents(self, name: cst.Name):
         scope = self.scopes.get(name)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ast
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from . import facts, precheck, safety
+from . import facts, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import _code, _is_import_line
 from .report import Diagnostic
@@ -28,16 +30,35 @@ class Result:
     blocked: dict = field(default_factory=dict)  # (path, function) -> why that link is not migrated here
 
 
-def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None) -> Result:
+def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
+               sliced: bool = True, part: slicing.Slice | None = None, source: str | None = None) -> Result:
+    """One pass. A long module is analysed as its slice (tf_grl_migrate.slicing) and put back
+    together; ``part``/``source``: the slice being analysed and the whole module's text."""
     exporting = links is not None and bool(links.exports)
     if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
     screened = precheck.screen(code) if screen and not links else None
     if screened is not None:
         return Result(code, screened)
+    if sliced and not links:
+        tree = precheck.parsed(code)
+        part = slicing.slice_module(code, tree) if tree is not None else None
+        if part is not None:
+            result = _transform(part.code, use_runtime, screen=False, sliced=False, part=part, source=code)
+            new_code = part.expand(result.code) if result.code != part.code else code
+            if new_code is not None:
+                if new_code != code:
+                    try:
+                        ast.parse(new_code)
+                    except SyntaxError as exc:
+                        raise SafetyError(f"the rewritten code does not parse ({exc.msg}); nothing written") from exc
+                return Result(new_code, result.diagnostics, result.blocked)
     module = cst.parse_module(code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    planner = Planner(wrapper, links, code)
+    planner = Planner(wrapper, links, code if source is None else source)
+    if part is not None:
+        planner.module_names |= part.taken
+        planner.line_of = part.line
     sites = planner.decide()
     diagnostics = sorted(planner.diagnostics)
     blocked = _blocked_links(planner)

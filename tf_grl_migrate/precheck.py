@@ -43,6 +43,8 @@ def screen(code: str):
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    global _LAST
+    _LAST = (code, tree)
     calls, items, loads, private = [], {}, 0, []
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
@@ -74,6 +76,24 @@ def screen(code: str):
             return None
         diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", unknown_op_message(first)))
     return sorted(set(diagnostics))
+
+
+_LAST: tuple | None = None  # (code, its ast) of the last screen that left the decision to libcst
+
+
+def parsed(code: str):
+    """The ``ast`` of ``code``: the screen's own when it just parsed this very text (a long module
+    is parsed once), else a fresh parse; None when Python cannot parse it."""
+    import ast
+
+    global _LAST
+    last, _LAST = _LAST, None
+    if last is not None and last[0] is code:
+        return last[1]
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _names_nowhere(code: str) -> bool:

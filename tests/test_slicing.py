@@ -1,0 +1,139 @@
+"""A long module is analysed as its slice (tf_grl_migrate.slicing): the functions and classes
+that cannot bear on an override are set aside and put back. The slice must be invisible: every
+case, padded with functions between its statements (plain ones, and ones that use, rebind or
+repeat the case's own names and strings), migrates to the same bytes with the same diagnostics
+whether it is sliced or analysed whole, in both strategies."""
+
+import ast
+import pathlib
+
+import pytest
+
+from tf_grl_migrate import codemod, slicing
+
+CASES = pathlib.Path(__file__).parent / "cases"
+SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py"),
+                  *(CASES / "noop").glob("*.py")])
+
+PLAIN = '''
+
+def _pad_{n}(v, width={n}):
+    """Padding {n}."""
+    out = tf.reduce_sum(v * width)
+    return [out + k for k in range(2)]
+
+'''
+
+
+def _hazards(tree: ast.Module, n: int) -> str:
+    """Functions that touch the case's module-level names and strings: each must keep the slice
+    from setting it aside, or be harmless to set aside."""
+    names = sorted({t.id for s in tree.body for t in ast.walk(s) if isinstance(t, ast.Name)
+                    and isinstance(t.ctx, ast.Store)} | {s.name for s in tree.body if hasattr(s, "name")})
+    strings = sorted({c.value for c in ast.walk(tree) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                      and c.value.isidentifier()})
+    out = []
+    for i, name in enumerate(names):
+        if n % 3 == 0:
+            out.append(f"\n\ndef _reads_{n}_{i}():\n    return {name}\n")
+        elif n % 3 == 1:
+            out.append(f"\n\nclass _Holder_{n}_{i}:\n    def set(self, v):\n        self.{name} = v\n")
+        else:
+            out.append(f"\n\ndef {name}_{n}():\n    return {name!r}\n")
+    for i, value in enumerate(strings[:3]):
+        out.append(f"\n\ndef _mentions_{n}_{i}():\n    return {value!r}\n")
+    return "".join(out) + "\n"
+
+
+def _padded(source: str, hazards: bool) -> str:
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    cuts = [s.end_lineno for i, s in enumerate(tree.body)
+            if i + 1 == len(tree.body) or tree.body[i + 1].lineno > s.end_lineno]
+    out, start = [], 0
+    for n, cut in enumerate(cuts):
+        out.extend(lines[start:cut])
+        out.append(_hazards(tree, n) if hazards and n % 2 else PLAIN.format(n=n))
+        start = cut
+    out.extend(lines[start:])
+    return "".join(out)
+
+
+def _migrate(text, use_runtime, min_lines):
+    saved = slicing.MIN_LINES
+    slicing.MIN_LINES = min_lines
+    try:
+        result = codemod.migrate_code(text, use_runtime=use_runtime)
+        return result.code, result.diagnostics
+    except codemod.SafetyError as exc:
+        return "SafetyError", str(exc)
+    finally:
+        slicing.MIN_LINES = saved
+
+
+@pytest.mark.parametrize("hazards", [False, True], ids=["plain", "hazards"])
+@pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.parent.name}/{p.parent.name}" if p.name == "before.py"
+                                                else f"noop/{p.stem}" for p in SOURCES])
+def test_slice_is_invisible(path, hazards):
+    text = _padded(path.read_text(encoding="utf-8"), hazards)
+    if "import tensorflow as tf" not in text:
+        text = "import tensorflow as tf\n" + text
+    for use_runtime in (False, True):
+        assert _migrate(text, use_runtime, 0) == _migrate(text, use_runtime, 10**9)
+
+
+def test_long_module_is_analysed_as_a_slice():
+    units = "".join(PLAIN.format(n=n) for n in range(300))
+    text = ("import tensorflow as tf\n\n\n@tf.RegisterGradient('Rev')\ndef _rev(op, grad):\n    return -grad\n"
+            + units + "\ndef flipped(x):\n    g = tf.get_default_graph()\n"
+            "    with g.gradient_override_map({'Identity': 'Rev'}):\n        return tf.identity(x)\n" + units
+            + "\ndef late(x):\n    y = _pad_3(x)\n    g = tf.get_default_graph()\n"
+            "    with g.gradient_override_map({'Sign': 'Rev'}):\n        return tf.sign(y)\n")
+    part = slicing.slice_module(text, ast.parse(text))
+    # _pad_3 (defined twice) is kept: late() calls it; the runs around both copies are set aside
+    assert part is not None and len(part._stubs) == 4 and part.code.count("\n") < 60
+    assert "def _pad_3(" in part.code and "def _pad_4(" not in part.code
+    sliced = _migrate(text, False, 0)
+    assert sliced == _migrate(text, False, 10**9)
+    assert "gradient_override_map" not in sliced[0] and sliced[0].count("def _pad_") == 600
+
+
+def test_refusal_positions_are_those_of_the_whole_module():
+    units = "".join(PLAIN.format(n=n) for n in range(100))
+    text = ("import tensorflow as tf\n" + units + "\ndef wrapped(x, g):\n"
+            "    with g.gradient_override_map({'Identity': make_name()}):\n        return tf.identity(x)\n")
+    code, diagnostics = _migrate(text, False, 0)
+    line = text.splitlines().index("    with g.gradient_override_map({'Identity': make_name()}):") + 1
+    assert code == text and [(d.line, d.col) for d in diagnostics] == [(line, 5)]
+
+
+def test_a_stub_that_does_not_come_back_once_fails_the_slice():
+    units = "".join(PLAIN.format(n=n) for n in range(3))
+    text = "import tensorflow as tf\n" + units + "\nX = 1\n"
+    part = slicing.slice_module(text, ast.parse(text)) if slicing.MIN_LINES <= 10 else None
+    saved, slicing.MIN_LINES = slicing.MIN_LINES, 0
+    try:
+        part = slicing.slice_module(text, ast.parse(text))
+    finally:
+        slicing.MIN_LINES = saved
+    assert part is not None and part.expand(part.code) == text
+    stub = part._stubs[0][0]
+    assert part.expand(part.code.replace(stub + "\n", "")) is None
+    assert part.expand(part.code.replace(stub, "    " + stub)) is None
+    assert part.expand(part.code + stub + "\n") is None
+
+
+def test_a_function_far_away_that_changes_a_module_level_map_is_kept():
+    units = "".join(PLAIN.format(n=n) for n in range(60))
+    text = ("import tensorflow as tf\n\nMAP = {'Identity': 'Rev'}\n\n\n@tf.RegisterGradient('Rev')\n"
+            "def _rev(op, grad):\n    return -grad\n\n\ndef flipped(x):\n    g = tf.get_default_graph()\n"
+            "    with g.gradient_override_map(MAP):\n        return tf.identity(x)\n" + units
+            + "\n\ndef tweak():\n    MAP['Identity'] = 'Other'\n" + units)
+    part = slicing.slice_module(text, ast.parse(text))
+    assert part is not None and "def tweak():" in part.code
+    code, diagnostics = _migrate(text, False, 0)
+    assert (code, diagnostics) == _migrate(text, False, 10**9)
+    assert code == text and [d.code for d in diagnostics] == ["GRL105"]
+    assert "MAP['Identity'] = 'Other'" in diagnostics[0].message

@@ -1,0 +1,281 @@
+"""The slice of a module the analysis needs: libcst's parse and scope analysis cost 10-20x what
+CPython's own parser does, and a long module usually holds one override among hundreds of
+functions that cannot bear on it. Those are set aside before libcst sees the module and put back,
+byte for byte, into the rewritten text.
+
+A top-level ``def`` or ``class`` is set aside ("elided") only when nothing the analysis reads can
+be in it. Starting from the statements that mention gradients or overrides (and every statement
+that is not a def or class, which is always kept), a def or class is kept when it
+
+- binds at module level (its name, a ``global``, a walrus) a name a kept statement mentions (a
+  second binding of a name changes what it can hold; a helper called from a kept function);
+- assigns an attribute named like one a ``gradient_override_map`` receiver may be read from
+  (``self.graph = ...`` for ``self.graph.gradient_override_map``, and what that was assigned from);
+- uses a name that a statement mentioning gradients or overrides binds (a call of a function
+  holding an override block, whose arguments may pick its target) or uses (a module-level map a
+  function may change), or that an import mentioning them brings in (an alias of
+  ``RegisterGradient``);
+
+until nothing changes. Each run of elided lines becomes one stub line,
+``__grl_elided_N__ = (a, b)``, that reads the names of kept code the elided code read, so an
+import or assignment it uses is never taken for dead; every identifier it held is passed on as taken, so no fresh name
+of the rewrite can collide with one. Positions of diagnostics are mapped back. Putting the text
+back fails (and the caller analyses the whole module) unless every stub comes back exactly once,
+unchanged, at the start of a line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+_SEED = re.compile(r"gradient|override", re.IGNORECASE)
+_MARKERS = ("gradient_override_map", "_gradient_override_map")
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+MIN_LINES = 200  # below this the whole module is analysed: the slice would save little
+
+
+@dataclass
+class _Unit:
+    node: ast.stmt
+    index: int  # among the module's statements
+    first: int  # 1-based, decorators included
+    last: int
+    mentions: set = field(default_factory=set)  # every identifier (attributes, parameters, ...)
+    bare: set = field(default_factory=set)  # names read or written as names (what a global can be)
+    strings: set = field(default_factory=set)
+    binds: set = field(default_factory=set)  # names it may bind at module level
+    attributes: set = field(default_factory=set)  # attribute names it assigns
+    kept: bool = True
+
+
+@dataclass
+class Slice:
+    code: str  # the module with elided runs replaced by stub lines
+    taken: set  # every identifier of the elided code
+    _stubs: list  # (stub line without terminator, original text of the run with terminator)
+    _shifts: list  # (first line in the slice after a stub, lines to add from there on)
+
+    def line(self, line: int) -> int:
+        """The original line of a line of the slice."""
+        add = 0
+        for start, extra in self._shifts:
+            if line >= start:
+                add = extra
+        return line + add
+
+    def expand(self, new: str) -> str | None:
+        """The rewritten slice with the elided text put back; None when a stub did not come back
+        exactly once at the start of a line, as it was."""
+        for stub, original in self._stubs:
+            found = [m.start() for m in re.finditer(re.escape(stub) + r"(\r\n|\r|\n|\Z)", new)]
+            if len(found) != 1 or (found[0] > 0 and new[found[0] - 1] not in "\r\n"):
+                return None
+            start = found[0]
+            end = start + len(stub)
+            terminator = re.match(r"\r\n|\r|\n|", new[end:]).group(0)
+            new = new[:start] + original + new[end + len(terminator):]
+        return new
+
+
+def _names(node) -> tuple[set, set, set]:
+    """(identifiers, bare names, strings) anywhere under node."""
+    names, bare, strings = set(), set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            bare.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            names.add(n.attr)
+        elif isinstance(n, ast.arg):
+            names.add(n.arg)
+        elif isinstance(n, ast.keyword) and n.arg:
+            names.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            names.update(n.names)
+            bare.update(n.names)
+        elif isinstance(n, ast.alias):
+            names.update(n.name.split("."))
+            if n.asname:
+                names.add(n.asname)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            strings.add(n.value)
+        elif hasattr(ast, "MatchAs") and isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            names.add(n.name)
+    return names, bare, strings
+
+
+def _module_binds(stmt) -> set:
+    """Names a top-level statement may bind at module level (over-approximated: every global and
+    walrus anywhere in it counts)."""
+    out = set()
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            for inner in ast.walk(n):
+                if isinstance(inner, ast.Global):
+                    out.update(inner.names)
+                elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
+                    out.add(inner.target.id)
+            continue  # its own names are local to it
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= _imported(n)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _attributes_assigned(stmt) -> set:
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                out.update(t.attr for t in ast.walk(target) if isinstance(t, ast.Attribute))
+    return out
+
+
+def _receivers(stmt) -> set:
+    """Identifiers in the receivers of ``X.gradient_override_map`` under stmt (what may hold the graph)."""
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Attribute) and n.attr in _MARKERS:
+            out |= _names(n.value)[0]
+    return out
+
+
+def _feeds(stmt, receivers: set) -> set:
+    """Identifiers in values assigned, under stmt, to a name or attribute among the receivers."""
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            hit = {t.id if isinstance(t, ast.Name) else t.attr for target in targets for t in ast.walk(target)
+                   if isinstance(t, (ast.Name, ast.Attribute))}
+            if hit & receivers:
+                out |= _names(n.value)[0]
+    return out
+
+
+def _loads(stmt) -> set:
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _imported(stmt) -> set:
+    if isinstance(stmt, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in stmt.names}
+    return {a.asname or a.name for a in stmt.names if a.name != "*"}
+
+
+def _first_line(stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+
+
+def _text(stmt, lines) -> str:
+    return "".join(lines[_first_line(stmt) - 1:stmt.end_lineno])
+
+
+def slice_module(code: str, tree: ast.Module) -> Slice | None:
+    """The slice, or None when nothing can be set aside (or the module is short)."""
+    lines = code.splitlines(keepends=True)
+    if "__grl_elided_" in code:
+        return None
+    if len(lines) < MIN_LINES or len(lines) != code.count("\n") + (not code.endswith("\n")):
+        return None  # short, or line breaks other than \n that Python and str.splitlines count apart
+    body = tree.body
+    units: list[_Unit] = []
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, _UNITS):
+            continue
+        first, last = _first_line(stmt), stmt.end_lineno
+        shares = (i > 0 and body[i - 1].end_lineno >= first) or (
+            i + 1 < len(body) and _first_line(body[i + 1]) <= last)
+        text = _text(stmt, lines)
+        if shares or _SEED.search(text) or not lines[first - 1][:1].strip():
+            continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
+        unit = _Unit(stmt, i, first, last)
+        unit.mentions, unit.bare, unit.strings = _names(stmt)
+        unit.binds = _module_binds(stmt)
+        unit.attributes = _attributes_assigned(stmt)
+        unit.kept = False
+        units.append(unit)
+    if not units:
+        return None
+    elided_ids = {id(u.node) for u in units}
+    imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    imported = set().union(*(_imported(s) for s in imports)) if imports else set()
+    # mentions: bare names kept code reads or writes; core: what statements that mention gradients bind
+    mentions, core, receivers = set(imported), set(), set()
+    kept = [s for s in body if id(s) not in elided_ids and not isinstance(s, (ast.Import, ast.ImportFrom))]
+    seen, bound = set(), set()  # bare names statements mentioning gradients use; what kept code binds
+    for stmt in kept:
+        bare = _names(stmt)[1]
+        mentions |= bare
+        receivers |= _receivers(stmt)
+        bound |= _module_binds(stmt)
+        if _SEED.search(_text(stmt, lines)):
+            core |= _module_binds(stmt)
+            seen |= bare
+    core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
+    for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
+        if _SEED.search(_text(stmt, lines)):
+            core |= _imported(stmt)
+    grown = True
+    while grown:  # what the receivers were assigned from may hold the graph too
+        more = set().union(*(_feeds(s, receivers) for s in kept)) - receivers if kept else set()
+        receivers |= more
+        grown = bool(more)
+    changed = True
+    while changed:
+        changed = False
+        for unit in units:
+            if not unit.kept and (unit.binds & mentions or unit.attributes & receivers or unit.bare & core):
+                unit.kept = True
+                changed = True
+                mentions |= unit.bare
+                receivers |= _feeds(unit.node, receivers)
+                kept.append(unit.node)
+    elided = [u for u in units if not u.kept]
+    if not elided:
+        return None
+    # a stub reads what its run read of the names kept code binds, so none of them looks dead
+    visible = set(imported).union(*(_module_binds(s) for s in kept))
+    runs = []  # elided units next to each other (only blank lines and comments between) are one run
+    for unit in elided:
+        if runs and runs[-1][-1].index + 1 == unit.index:
+            runs[-1].append(unit)
+        else:
+            runs.append([unit])
+    out, stubs, shifts, taken = [], [], [], set()
+    cursor, removed, out_lines = 1, 0, 0
+    for n, run in enumerate(runs):
+        first, last = run[0].first, run[-1].last
+        out.append("".join(lines[cursor - 1:first - 1]))
+        out_lines += first - cursor
+        reads = sorted(set().union(*(_loads(u.node) for u in run)) & visible)
+        stub = f"__grl_elided_{n}__ = ({', '.join(reads)}{',' if len(reads) == 1 else ''})"
+        original = "".join(lines[first - 1:last])
+        terminator = re.search(r"(\r\n|\r|\n)?\Z", original).group(0)
+        out.append(stub + terminator)
+        out_lines += 1
+        stubs.append((stub, original))
+        removed += last - first
+        shifts.append((out_lines + 1, removed))
+        for unit in run:
+            taken |= unit.mentions
+        cursor = last + 1
+    out.append("".join(lines[cursor - 1:]))
+    return Slice("".join(out), taken, stubs, shifts)
