@@ -324,6 +324,37 @@ class Planner:
             return None
         return stmt, assign.value
 
+    def quiet(self, expr) -> bool:
+        """Whether evaluating ``expr`` can do nothing but compute a value (literals, names,
+        attributes, operators, and calls of ops.QUIET_CALLS / string methods), so an assignment of
+        it whose every use the rewrite removed can go too."""
+        if isinstance(expr, (cst.Name, cst.BaseNumber, cst.SimpleString, cst.Ellipsis)):
+            return True
+        if isinstance(expr, cst.ConcatenatedString):
+            return self.quiet(expr.left) and self.quiet(expr.right)
+        if isinstance(expr, cst.FormattedString):
+            return all(self.quiet(p.expression) for p in expr.parts if isinstance(p, cst.FormattedStringExpression))
+        if isinstance(expr, cst.Attribute):
+            return self.quiet(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return self.quiet(expr.value) and all(
+                isinstance(e.slice, cst.Index) and self.quiet(e.slice.value) for e in expr.slice)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.quiet(expr.left) and self.quiet(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.quiet(expr.expression)
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return all(isinstance(e, cst.Element) and self.quiet(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            return all(isinstance(e, cst.DictElement) and self.quiet(e.key) and self.quiet(e.value)
+                       for e in expr.elements)
+        if isinstance(expr, cst.Call):
+            args = all(a.star == "" and self.quiet(a.value) for a in expr.args)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ops.QUIET_METHODS:
+                return args and self.quiet(expr.func.value)
+            return args and bool(self.qn(expr.func) & ops.QUIET_CALLS)
+        return False
+
     def bound_value(self, name: cst.Name):
         """The value of ``name`` when its one binding is a plain ``name = value`` line."""
         refs = self.referents(name)

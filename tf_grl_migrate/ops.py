@@ -253,6 +253,22 @@ NEGATIVE = _with_removed_aliases(NEGATIVE)
 MULTIPLY = _with_removed_aliases(MULTIPLY)
 
 
+# Calls a removed assignment may hold: its value only named the override or found its graph, and
+# dropping the call loses nothing but that (a random draw or a counter step spent on a name). A
+# call of anything else (a project's own `session()`) may do more, so its assignment stays.
+QUIET_CALLS = frozenset({
+    *DEFAULT_GRAPH, "tensorflow.get_default_session", "tensorflow.python.framework.ops.get_default_session",
+    "tensorflow.keras.backend.get_session", "tensorflow.python.keras.backend.get_session",
+    "keras.backend.get_session", "keras.backend.tensorflow_backend.get_session",
+    "builtins.str", "builtins.int", "builtins.float", "builtins.repr", "builtins.len", "builtins.id",
+    "builtins.format", "builtins.hex", "builtins.abs", "builtins.round", "builtins.next", "builtins.set",
+    "builtins.list", "builtins.dict", "builtins.tuple", "builtins.frozenset", "itertools.count",
+    "random.randint", "random.random", "random.getrandbits", "random.randrange", "random.choice",
+    "uuid.uuid1", "uuid.uuid4", "time.time",
+})
+QUIET_METHODS = frozenset({"format", "replace", "join", "lower", "upper", "strip", "hex", "__str__"})
+
+
 def canonical(qualified_name: str) -> str:
     """``tensorflow.compat.v1.sign`` -> ``tensorflow.sign``; other names unchanged."""
     for prefix in _PREFIXES:

@@ -606,6 +606,8 @@ class _Builder:
                     found = [self.p.simple_assign_value(b) for b in bindings]
                     if not all(found) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
                         continue
+                    if not all(self.p.quiet(value) for _, value in found):
+                        continue  # `sess = session()`: the call may do more than find the graph
                     if all(self.is_dead(access.node) for b in bindings for access in b.references):
                         for stmt, _ in found:
                             self.plan.removed_stmts.add(stmt)
