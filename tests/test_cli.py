@@ -180,3 +180,26 @@ def test_keras_engine_import_gets_a_note_not_a_failure(tmp_path):
     data = json.loads(run(path, "--format", "json", "--no-cache").stdout)
     assert [(d["code"], d["severity"]) for d in data["files"][0]["diagnostics"]] == [("GRL201", "note")]
     assert data["totals"]["refused"] == 0
+
+
+def test_a_run_still_going_after_a_while_opens_a_progress_bar():
+    """One long module shows progress too: the bar opens after PROGRESS_AFTER_S, not only for
+    runs of PROGRESS_MIN_FILES files; a run done before then never shows one."""
+    import io
+    import time
+
+    from tf_grl_migrate.cli import _Progress
+
+    with _Progress(True, after=0.05, stream=io.StringIO()) as slow:
+        slow.update(0, 1)
+        time.sleep(0.3)
+        assert slow.bar is not None
+        slow.update(1, 1)
+    with _Progress(True, after=5.0, stream=io.StringIO()) as quick:
+        quick.update(0, 1)
+        quick.update(1, 1)
+    assert quick.bar is None
+    with _Progress(False, after=0.01, stream=io.StringIO()) as off:
+        off.update(0, 1)
+        time.sleep(0.1)
+    assert off.bar is None

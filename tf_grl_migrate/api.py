@@ -70,7 +70,8 @@ def migrate_paths(
     ``write`` rewrites files in place (atomically; encoding, BOM and newlines kept); ``diff`` fills
     ``report.diff`` with a unified diff; ``jobs`` worker processes (None: every core); ``cache``
     answers files seen before from the result cache (``TF_GRL_MIGRATE_CACHE_DIR``);
-    ``on_progress(done, total)`` is called once per file done (a progress bar). A path that does
+    ``on_progress(done, total)`` is called once with done=0 when the files are known, then once per
+    file done (a progress bar). A path that does
     not exist is reported as a GRL901 failure of that path."""
     from .files import discover
 
@@ -84,6 +85,8 @@ def migrate_paths(
 
         store = Cache()
     done = [0]
+    if on_progress is not None:
+        on_progress(0, len(files))
 
     def on_file():
         done[0] += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import click
 
@@ -15,28 +16,49 @@ from . import __version__, api, report
 from .files import decode, migrate_text
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
+PROGRESS_AFTER_S = 2.0  # ... or for any run still going after this long (one long module)
 
 
 class _Progress:
-    """A progress bar on stderr, opened once a run turns out to have PROGRESS_MIN_FILES files."""
+    """A progress bar on stderr (a terminal only), opened once a run turns out to have
+    PROGRESS_MIN_FILES files or to take more than PROGRESS_AFTER_S seconds. ``update`` comes from
+    the run (the first call, done=0, gives the total); a timer thread may open the bar."""
 
-    def __init__(self, enabled):
-        self.enabled, self.bar = enabled, None
+    def __init__(self, enabled, after: float = PROGRESS_AFTER_S, stream=None):
+        self.enabled, self.bar, self.total, self.done = enabled, None, 0, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.after, self.timer, self.lock = after, None, threading.Lock()
 
     def __enter__(self):
+        if self.enabled:
+            self.timer = threading.Timer(self.after, self._open)
+            self.timer.daemon = True
+            self.timer.start()
         return self
 
     def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.lock:
+            if self.bar is not None:
+                self.bar.__exit__(*exc)
         return False
 
+    def _open(self):
+        with self.lock:
+            if self.bar is None and self.total:
+                self.bar = click.progressbar(length=self.total, label="tf-grl-migrate", file=self.stream,
+                                             show_pos=True).__enter__()
+                self.bar.update(self.done)
+
     def update(self, done, total):
-        if self.bar is None and self.enabled and total >= PROGRESS_MIN_FILES:
-            self.bar = click.progressbar(length=total, label="tf-grl-migrate", file=sys.stderr).__enter__()
-            self.bar.update(done - 1)
-        if self.bar is not None:
-            self.bar.update(1)
+        with self.lock:
+            step, self.done, self.total = done - self.done, done, total
+            if self.bar is not None:
+                self.bar.update(step)
+                return
+        if self.enabled and total >= PROGRESS_MIN_FILES and done > 0:
+            self._open()
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
