@@ -18,7 +18,6 @@ file (GRL904, nothing written) instead of changing a user's gradients.
 from __future__ import annotations
 
 import ast
-import copy
 from collections import Counter
 
 MARKER = "gradient_override_map"
@@ -111,7 +110,7 @@ def _statement_keys(stmt, flips: bool) -> list:
         items = [item for item in stmt.items if not _is_map_call(item.context_expr)]
         if not items:
             return []  # a dissolved override block: its statements are counted one by one
-        return [(kind, ast.dump(_Blur(flips).visit(ast.Tuple([copy.deepcopy(i) for i in items], ast.Load()))))]
+        return [(kind, _shape(items, flips))]
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return [(kind, "def")]  # a converted gradient function changes its signature (and a shared name)
     if isinstance(stmt, ast.ClassDef):
@@ -120,11 +119,7 @@ def _statement_keys(stmt, flips: bool) -> list:
         return [(kind, f"{a.name} as {a.asname}") for a in stmt.names]
     if isinstance(stmt, ast.ImportFrom):
         return [(kind, f"{'.' * stmt.level}{stmt.module} {a.name} as {a.asname}") for a in stmt.names]
-    header = copy.copy(stmt)
-    for field in _BODIES:
-        if hasattr(header, field):
-            setattr(header, field, [])
-    return [(kind, ast.dump(_Blur(flips).visit(copy.deepcopy(header))))]
+    return [(kind, _shape(stmt, flips, skip=_BODIES))]
 
 
 def _is_map_call(node) -> bool:
@@ -133,40 +128,32 @@ def _is_map_call(node) -> bool:
         or isinstance(node.func, ast.Name) and node.func.id == MARKER)
 
 
-class _Blur(ast.NodeTransformer):
-    """What the rewrite changes on purpose: names (fresh inputs, renamed gradient functions), call
-    targets (an op call becomes a call of its custom-gradient function; removed TF aliases get
-    their TF2 names), an op's ``name=`` (passed on inside that function), ``op.inputs[i]`` /
-    ``op.outputs[0]`` (become the function's own names) and ``op.inputs`` (the list of them)."""
-
-    def __init__(self, flips: bool):
-        self.flips = flips
-
-    def visit_Name(self, node):
-        return ast.Name("_", ast.Load())
-
-    def visit_Attribute(self, node):
-        if node.attr in ("inputs", "outputs") and isinstance(node.value, ast.Name):  # op.inputs -> [a, b]
-            return ast.Name("_", ast.Load())
-        return self.generic_visit(node)
-
-    def visit_List(self, node):
-        if node.elts and all(isinstance(e, ast.Name) for e in node.elts):
-            return ast.Name("_", ast.Load())
-        return self.generic_visit(node)
-
-    def visit_Subscript(self, node):
-        if isinstance(node.value, ast.Attribute) and node.value.attr in ("inputs", "outputs"):
-            return ast.Name("_", ast.Load())
-        return self.generic_visit(node)
-
-    def visit_BinOp(self, node):  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
-        node = self.generic_visit(node)
-        return ast.Call(ast.Name("_", ast.Load()), [node.left, node.right], [])
-
-    def visit_Call(self, node):
-        flip = self.flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
-        node = self.generic_visit(node)
+def _shape(node, flips: bool, skip=()):
+    """A statement's shape, blurred where the rewrite changes code on purpose: names (fresh
+    inputs, renamed gradient functions), call targets (an op call becomes a call of its
+    custom-gradient function; removed TF aliases get their TF2 names), an op's ``name=`` (passed
+    on inside that function), ``op.inputs[i]`` / ``op.outputs[0]`` (become the function's own
+    names), ``op.inputs`` (the list of them), and ``a * b`` (wrapped: ``f(a, b)``). ``skip``: the
+    fields left out (a compound statement's bodies: their statements count one by one). Built
+    without copying the tree."""
+    if isinstance(node, list):
+        return tuple(_shape(n, flips) for n in node)
+    if not isinstance(node, ast.AST):
+        return node
+    if isinstance(node, ast.Name):
+        return "_"
+    if isinstance(node, ast.Attribute) and node.attr in ("inputs", "outputs") and isinstance(node.value, ast.Name):
+        return "_"  # op.inputs -> [a, b]
+    if isinstance(node, ast.List) and node.elts and all(isinstance(e, ast.Name) for e in node.elts):
+        return "_"
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr in (
+            "inputs", "outputs"):
+        return "_"
+    if isinstance(node, ast.BinOp):  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
+        return ("Call", "_", (_shape(node.left, flips), _shape(node.right, flips)), ())
+    if isinstance(node, ast.Call):
+        flip = flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         args = node.args[:1] if flip else node.args
         keywords = [k for k in node.keywords if k.arg != "name"]  # an op's `name=` moves into its custom gradient
-        return ast.Call(ast.Name("_", ast.Load()), args, keywords)
+        return ("Call", "_", _shape(args, flips), _shape(keywords, flips))
+    return (type(node).__name__, *(_shape(getattr(node, f, None), flips) for f in node._fields if f not in skip))
