@@ -20,6 +20,7 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
+from .nodes import Quick
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
     from libcst.metadata import BaseMetadataProvider, ExpressionContext, ExpressionContextProvider
@@ -29,11 +30,17 @@ except ImportError:  # pragma: no cover - a libcst that moved them: the public p
     ScopeVisitor = None
 
 if ScopeVisitor is not None:
+    class _QuickContextVisitor(Quick, ExpressionContextVisitor):
+        pass
+
+    class _QuickScopeVisitor(Quick, ScopeVisitor):
+        pass
+
     class _Context(BaseMetadataProvider):
         """ExpressionContextProvider's work: its visit_Module runs this one visitor."""
 
         def _gen_impl(self, module):
-            module.visit(ExpressionContextVisitor(self, ExpressionContext.LOAD))
+            module.visit(_QuickContextVisitor(self, ExpressionContext.LOAD))
 
     class _Scopes(BaseMetadataProvider):
         """ScopeProvider's work: its visit_Module runs this one visitor."""
@@ -41,7 +48,7 @@ if ScopeVisitor is not None:
         METADATA_DEPENDENCIES = (ExpressionContextProvider,)
 
         def _gen_impl(self, module):
-            visitor = ScopeVisitor(self)
+            visitor = _QuickScopeVisitor(self)
             module.visit(visitor)
             visitor.infer_accesses()
 
@@ -62,7 +69,7 @@ def _scopes(wrapper: MetadataWrapper):
         return wrapper.resolve(ScopeProvider)
 
 
-from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
+from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
     _name_keyword_code)
 from .report import Diagnostic
 
@@ -125,7 +132,7 @@ class Site:
     refusal: tuple[str, str] | None = None
 
 
-class _Collector(cst.CSTVisitor):
+class _Collector(Quick, cst.CSTVisitor):
     def __init__(self):
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
@@ -232,7 +239,7 @@ def _not_a_graph_message(func: str) -> str:
             "`g = tf.get_default_graph()` where the tool can see it)")
 
 
-class _BodyScan(cst.CSTVisitor):
+class _BodyScan(Quick, cst.CSTVisitor):
     """Every call, operator and nested definition inside an override block."""
 
     def __init__(self):

@@ -12,7 +12,7 @@ from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
-from .nodes import (_bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring, _is_import_line,
+from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring, _is_import_line,
     _load_names, _mentions, _name_keyword_code)
 from .safety import SafetyError
 
@@ -53,7 +53,7 @@ class Plan:
         return removed, dissolved
 
 
-class Rewriter(cst.CSTTransformer):
+class Rewriter(Quick, cst.CSTTransformer):
     def __init__(self, plan: "Plan"):
         super().__init__()
         self.plan = plan
