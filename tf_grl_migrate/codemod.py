@@ -7,9 +7,8 @@ Text in, text out: :func:`migrate_code` never touches files and never imports Te
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import ast
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -40,7 +39,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     screened = precheck.screen(code) if screen and not links else None
     if screened is not None:
         return Result(code, screened)
-    if sliced and not links:
+    if sliced and not links and code.count("\n") >= slicing.MIN_LINES:
         tree = precheck.parsed(code)
         part = slicing.slice_module(code, tree) if tree is not None else None
         if part is not None:

@@ -34,17 +34,26 @@ def screen(code: str):
     """
     import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
 
-    from . import ops
-    from .report import Diagnostic
-
     if _names_nowhere(code):
         return []
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    global _LAST
-    _LAST = (code, tree)
+    decided = _decide(tree)
+    if decided is None:
+        global _LAST
+        _LAST = (code, tree)  # libcst decides: the slicing of a long module reads this tree
+    return decided
+
+
+def _decide(tree):
+    """The screen's verdict on a parsed module (see :func:`screen`)."""
+    import ast
+
+    from . import ops
+    from .report import Diagnostic
+
     calls, items, loads, private = [], {}, 0, []
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
