@@ -18,8 +18,8 @@ that is not a def or class, which is always kept), a def or class is kept when i
 
 until nothing changes. Each run of elided lines becomes one stub line,
 ``__grl_elided_N__ = (a, b)``, that reads the names of kept code the elided code read, so an
-import or assignment it uses is never taken for dead; every identifier it held is passed on as taken, so no fresh name
-of the rewrite can collide with one. Positions of diagnostics are mapped back. Putting the text
+import or assignment it uses is never taken for dead; every identifier it held is passed on as
+taken, so no fresh name of the rewrite can collide with one. Positions of diagnostics are mapped back. Putting the text
 back fails (and the caller analyses the whole module) unless every stub comes back exactly once,
 unchanged, at the start of a line.
 """
@@ -44,7 +44,6 @@ class _Unit:
     last: int
     mentions: set = field(default_factory=set)  # every identifier (attributes, parameters, ...)
     bare: set = field(default_factory=set)  # names read or written as names (what a global can be)
-    strings: set = field(default_factory=set)
     binds: set = field(default_factory=set)  # names it may bind at module level
     attributes: set = field(default_factory=set)  # attribute names it assigns
     kept: bool = True
@@ -79,9 +78,9 @@ class Slice:
         return new
 
 
-def _names(node) -> tuple[set, set, set]:
-    """(identifiers, bare names, strings) anywhere under node."""
-    names, bare, strings = set(), set(), set()
+def _names(node) -> tuple[set, set]:
+    """(identifiers, bare names) anywhere under node."""
+    names, bare = set(), set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
             names.add(n.id)
@@ -103,11 +102,9 @@ def _names(node) -> tuple[set, set, set]:
                 names.add(n.asname)
         elif isinstance(n, ast.ExceptHandler) and n.name:
             names.add(n.name)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-            strings.add(n.value)
         elif hasattr(ast, "MatchAs") and isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
             names.add(n.name)
-    return names, bare, strings
+    return names, bare
 
 
 def _module_binds(stmt) -> set:
@@ -207,7 +204,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         if shares or _SEED.search(text) or not lines[first - 1][:1].strip():
             continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
         unit = _Unit(stmt, i, first, last)
-        unit.mentions, unit.bare, unit.strings = _names(stmt)
+        unit.mentions, unit.bare = _names(stmt)
         unit.binds = _module_binds(stmt)
         unit.attributes = _attributes_assigned(stmt)
         unit.kept = False
@@ -246,6 +243,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
                 unit.kept = True
                 changed = True
                 mentions |= unit.bare
+                core |= unit.binds & seen  # bound here (a `global`), used by an override: every use counts
                 receivers |= _feeds(unit.node, receivers)
                 kept.append(unit.node)
     elided = [u for u in units if not u.kept]
