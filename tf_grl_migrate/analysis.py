@@ -20,7 +20,9 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .nodes import Quick
+from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
+    _name_keyword_code)
+from .report import Diagnostic
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
     from libcst.metadata import BaseMetadataProvider, ExpressionContext, ExpressionContextProvider
@@ -67,11 +69,6 @@ def _scopes(wrapper: MetadataWrapper):
         return _Scopes()._gen(wrapper)
     except AttributeError:  # pragma: no cover - internals changed
         return wrapper.resolve(ScopeProvider)
-
-
-from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
-    _name_keyword_code)
-from .report import Diagnostic
 
 
 @dataclass(eq=False)
