@@ -72,7 +72,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
         if reexport is not None:
             safety.check(code, reexport.code, removed, dissolved, whole_module=True)
             return Result(reexport.code, diagnostics)
-    new_module = wrapper.module.visit(Rewriter(plan))
+    new_module = wrapper.module.visit(Rewriter(plan, planner.parents))
     new_code = _keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved)
     return Result(new_code, diagnostics, blocked)

@@ -54,11 +54,17 @@ class Plan:
 
 
 class Rewriter(Quick, cst.CSTTransformer):
-    def __init__(self, plan: "Plan"):
+    def __init__(self, plan: "Plan", parents: dict | None = None):
         super().__init__()
         self.plan = plan
         self.markers = {}
         self.carriers = set()  # ids of markers that carry a dissolved block's trailing comments
+        self.path = _path_to_edits(plan, parents) if parents is not None else None
+
+    def on_visit(self, node):
+        """Only the nodes the plan edits and those above them are walked: the rest of the module
+        comes back as it is (every ``leave_`` here returns an untouched node unchanged)."""
+        return self.path is None or node in self.path
 
     def leave_Attribute(self, original, updated):
         new = self.plan.renames.get(original)
@@ -220,6 +226,19 @@ class Rewriter(Quick, cst.CSTTransformer):
         footer = [cst.EmptyLine(indent=line.indent, whitespace=line.whitespace, comment=line.comment)
                   for line in carried]  # the module's footer: same lines, its own newline handling
         return updated.with_changes(body=body, footer=(*footer, *updated.footer))
+
+
+def _path_to_edits(plan: Plan, parents: dict) -> set:
+    """Every node the plan edits, and every node above one."""
+    edited = {*plan.op_refs, *plan.renames, *plan.calls, *plan.removed_defs, *plan.defs, *plan.with_items,
+              *plan.before_with, *plan.dead_imports, *plan.added_imports, *plan.removed_stmts,
+              *plan.replace_stmts, *plan.hoisted_ifs}
+    path = set()
+    for node in edited:
+        while node is not None and node not in path:
+            path.add(node)
+            node = parents.get(node)
+    return path
 
 
 def _import_insertion_point(body, markers) -> int:
