@@ -488,7 +488,12 @@ class Planner:
         plain = params.params
         if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
                 or params.star_kwarg or params.posonly_params):
-            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad)")
+            if len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
+                why = ("TF1 calls a registered gradient as fn(op, grad), so this one fails there too when the "
+                       "gradient is taken; give it the signature (op, grad) and migrate again")
+            else:
+                why = "write its @tf.custom_gradient by hand"
+            reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
             return
         if reg.kind == "decorator" and len(fdef.decorators) != 1:
             reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
