@@ -258,6 +258,8 @@ MULTIPLY = _with_removed_aliases(MULTIPLY)
 # call of anything else (a project's own `session()`) may do more, so its assignment stays.
 QUIET_CALLS = frozenset({
     *DEFAULT_GRAPH, "tensorflow.get_default_session", "tensorflow.python.framework.ops.get_default_session",
+    "tensorflow.Session", "tensorflow.python.client.session.Session",  # a plain session (not Interactive:
+    # that one installs itself as the default session)
     "tensorflow.keras.backend.get_session", "tensorflow.python.keras.backend.get_session",
     "keras.backend.get_session", "keras.backend.tensorflow_backend.get_session",
     "builtins.str", "builtins.int", "builtins.float", "builtins.repr", "builtins.len", "builtins.id",
