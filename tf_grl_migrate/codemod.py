@@ -120,11 +120,46 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
     and a module that only holds the DANN builder becomes a re-export of the shim."""
     result = _transform(code, use_runtime, screen, links)
-    if result.code != code:
-        try:
-            again = _transform(result.code, use_runtime, links=links)
-        except cst.ParserSyntaxError as exc:
-            raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
-        if again.code != result.code:
-            raise SafetyError("a second run would change the rewritten code again; nothing written")
-    return result
+    if result.code == code:
+        return result
+    again = _again(result.code, use_runtime, links)
+    if again.code == result.code:
+        return result
+    # A block refused only because a helper it calls held an override block that this pass
+    # dissolved is migrated by the next pass: each pass is proven on its input, so one more is
+    # taken, and the result must then be stable. Diagnostics keep the input's lines: the notes
+    # of every pass, and the refusals of the last (the file as it ends).
+    last = _again(again.code, use_runtime, links)
+    if last.code != again.code:
+        raise SafetyError("a second run would change the rewritten code again; nothing written")
+    notes = [*result.diagnostics, *_moved(again.diagnostics, result.code, code)]
+    kept = [d for d in notes if d.code.startswith("GRL2")] + _moved(last.diagnostics, again.code, code)
+    return Result(again.code, sorted(set(kept)), again.blocked)
+
+
+def _again(code: str, use_runtime: bool, links) -> Result:
+    try:
+        return _transform(code, use_runtime, links=links)
+    except cst.ParserSyntaxError as exc:
+        raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
+
+
+def _moved(diagnostics: list[Diagnostic], text: str, original: str) -> list[Diagnostic]:
+    """Diagnostics on ``text`` (a pass's output) at the lines they have in ``original``: lines the
+    passes left alone map one to one; others go to the nearest line above that did."""
+    import difflib
+
+    if not diagnostics:
+        return []
+    lines = {}
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), text.splitlines(), autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for i in range(size):
+            lines[b + i + 1] = a + i + 1
+    out = []
+    for d in diagnostics:
+        line = d.line
+        while line > 1 and line not in lines:
+            line -= 1
+        out.append(d._replace(line=lines.get(line, 1)))
+    return out
