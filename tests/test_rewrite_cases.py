@@ -16,10 +16,17 @@ def _read(path):
     return path.read_bytes().decode("utf-8")
 
 
+def _notes(case):
+    """A rewrite case's expected notes (GRL2xx: the file is migrated), from notes.txt if any."""
+    path = case / "notes.txt"
+    return path.read_text().split("\n")[:-1] if path.exists() else []
+
+
 @pytest.mark.parametrize("case", REWRITES, ids=[p.name for p in REWRITES])
 def test_rewrite_matches_expected_bytes(case):
     result = migrate_code(_read(case / "before.py"))
-    assert result.diagnostics == []
+    assert [f"{d.line}:{d.col}: {d.code}" for d in result.diagnostics] == _notes(case)
+    assert all(d.code.startswith("GRL2") for d in result.diagnostics)
     assert result.code == _read(case / "after.py")
     assert "gradient_override_map" not in result.code and "RegisterGradient" not in result.code
 
@@ -35,7 +42,7 @@ def test_use_runtime_rewrite_matches_expected_bytes(case):
     """--use-runtime: after_runtime.py where the shim applies, else the inline after.py exactly."""
     expected = case / "after_runtime.py"
     result = migrate_code(_read(case / "before.py"), use_runtime=True)
-    assert result.diagnostics == []
+    assert [f"{d.line}:{d.col}: {d.code}" for d in result.diagnostics] == _notes(case)
     assert result.code == _read(expected if expected.exists() else case / "after.py")
     assert migrate_code(result.code, use_runtime=True).code == result.code
 
@@ -104,3 +111,12 @@ def test_model_wide_refusal_names_the_runtime_recipe_with_the_blocks_own_map():
     assert diagnostic.code == "GRL101"
     assert 'tf_grl_migrate.override_gradients({"Relu": "GuidedRelu"})' in diagnostic.message
     assert "tape.gradient(y, x)" in diagnostic.message
+
+
+def test_a_map_key_that_is_no_op_type_is_noted_and_named():
+    """GRL203: `{"floor": ...}` overrode nothing in TF1 (op types are CamelCase); the note says which
+    op type was probably meant."""
+    result = migrate_code(_read(CASES / "rewrite" / "map_key_that_is_no_op_type" / "before.py"))
+    floor, clip = result.diagnostics
+    assert (floor.code, clip.code) == ("GRL203", "GRL203")
+    assert "'Floor' ops was meant" in floor.message and "another gradient was meant" in clip.message

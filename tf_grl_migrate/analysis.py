@@ -127,6 +127,7 @@ class Site:
     entries: list = field(default_factory=list)  # (OpType, Registration | ops.BuiltinGradient)
     calls: list = field(default_factory=list)  # (Call, OpType)
     refusal: tuple[str, str] | None = None
+    phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
 
 
 class _Collector(Quick, cst.CSTVisitor):
@@ -721,6 +722,13 @@ class Planner:
                 return ("GRL105", "override map has a key that is not a string literal")
             op_name = element.key.evaluated_value
             op = ops.OP_TYPES.get(op_name)
+            if op is None and not ops.can_be_op_type(op_name):
+                # TF1 maps an op's *type*, and registered op types are CamelCase: `{"cast": ...}`,
+                # `{"clip_by_value": ...}` override nothing, unless a call the tool cannot see makes
+                # ops of a function's own name (checked below like any mapped type)
+                mapped.add(op_name)
+                site.phantoms.append(op_name)
+                continue
             if op is None:
                 return ("GRL104", precheck.unknown_op_message(op_name))
             target = self.match_target(element.value)
@@ -1219,6 +1227,14 @@ class Planner:
             if site.refusal:
                 code, message = site.refusal
                 self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code, message))
+            elif site.phantoms:
+                keys = ", ".join(repr(k) for k in site.phantoms)
+                meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
+                hint = f"'{meant[0]}' ops" if meant else "another gradient"
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203", (
+                    f"note: {keys} in this override map is no op type (op types are CamelCase, such as 'Cast' "
+                    f"or 'Maximum'), so TF1 overrode nothing for it and neither does the migrated code; if {hint} "
+                    "was meant, write that gradient with @tf.custom_gradient")))
         self.note_unused_registrations()
         return [s for s in self.sites if not s.refusal]
 

@@ -22,6 +22,7 @@ CODES = {
     "GRL114": "gradient code the rewrite would move uses a TensorFlow name TF2 does not have",
     "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
     "GRL202": "note: a gradient registration no block of the file or of the run uses is kept as it is",
+    "GRL203": "note: an override map key that is no op type overrode nothing in TF1, nor after migration",
     "GRL901": "cannot read or decode file",
     "GRL902": "cannot parse file",
     "GRL903": "internal error while transforming file",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 from . import _tf_renames
 
@@ -269,6 +270,14 @@ QUIET_CALLS = frozenset({
     "uuid.uuid1", "uuid.uuid4", "time.time",
 })
 QUIET_METHODS = frozenset({"format", "replace", "join", "lower", "upper", "strip", "hex", "__str__"})
+
+
+_OP_TYPE_NAME = re.compile(r"[A-Z][a-zA-Z0-9>_]*")  # TensorFlow's rule for registered op names (op_def_builder)
+
+
+def can_be_op_type(name: str) -> bool:
+    """Whether ``name`` can be the type of a registered op (a key TF1's override map can match)."""
+    return _OP_TYPE_NAME.fullmatch(name) is not None
 
 
 def canonical(qualified_name: str) -> str:

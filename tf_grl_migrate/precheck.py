@@ -81,7 +81,7 @@ def _decide(tree):
         if not isinstance(mapping, ast.Dict) or not mapping.keys or not isinstance(mapping.keys[0], ast.Constant):
             return None
         first = mapping.keys[0].value
-        if not isinstance(first, str) or first in ops.OP_TYPES:
+        if not isinstance(first, str) or first in ops.OP_TYPES or not ops.can_be_op_type(first):
             return None
         diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", unknown_op_message(first)))
     return sorted(set(diagnostics))
