@@ -120,3 +120,16 @@ def test_a_map_key_that_is_no_op_type_is_noted_and_named():
     floor, clip = result.diagnostics
     assert (floor.code, clip.code) == ("GRL203", "GRL203")
     assert "'Floor' ops was meant" in floor.message and "another gradient was meant" in clip.message
+
+
+def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
+    """A block the first pass refused because of a helper's own (dissolved) override is migrated
+    by a second pass; a refusal further down still points at its line in the input."""
+    source = _read(CASES / "rewrite" / "helper_whose_override_block_does_nothing" / "before.py") + (
+        "\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({\"NoSuchOp\": \"Identity\"}):\n"
+        "        return tf.identity(x)\n")
+    result = migrate_code(source)
+    line = source.splitlines().index('    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):')
+    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(line + 1, 5, "GRL104")]
+    assert "_sign_straight_through" in result.code and "NoSuchOp" in result.code
+    assert migrate_code(result.code).code == result.code
