@@ -79,12 +79,28 @@ def tf_version() -> str:
 
 def _lookup(mapping: dict, qualified_names):
     """The value for the first name found as spelt (``tensorflow.compat.v1.where`` may differ from
-    ``tensorflow.where``), else canonically (compat.v1 dropped); None when none is there."""
+    ``tensorflow.where``), else canonically (compat.v1 dropped), else, for a TF1 name TF2 lacks
+    (``tf.ceil``, ``tf.random_uniform``), as its ``tf.compat.v1`` twin: the very object TF1 had;
+    None when none is there."""
     for name in qualified_names:
         found = mapping.get(name) or mapping.get(canonical(name))
+        if found is None and name.startswith("tensorflow.") and not name.startswith("tensorflow.compat."):
+            rest = tf1_only(name)
+            found = mapping.get("tensorflow.compat.v1." + rest) if rest else None
         if found is not None:
             return found
     return None
+
+
+def tf1_only(qualified_name: str) -> str | None:
+    """For ``tensorflow.X`` that TF2 lacks but ``tf.compat.v1.X`` has (``tensorflow.ceil``): ``X``."""
+    if not qualified_name.startswith("tensorflow.") or qualified_name.startswith(("tensorflow.compat.",
+                                                                                  "tensorflow.python.")):
+        return None
+    if exists_in_tf2(qualified_name):
+        return None
+    rest = qualified_name[len("tensorflow."):]
+    return rest if exists_in_tf2("tensorflow.compat.v1." + rest) else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -127,6 +143,19 @@ def ops_created(qualified_names) -> frozenset | None:
     if entry is None:
         return None
     return frozenset(entry["ops"]) | frozenset(entry.get("ops_rank3", ()))
+
+
+def returns_tensor(qualified_names) -> bool:
+    """Whether the callable returned one Tensor when traced (so `a - call(...)` is Tensor's `-`)."""
+    entry = _entry(qualified_names)
+    return bool(entry and entry.get("tensor"))
+
+
+def shape_only(qualified_names) -> bool:
+    """Whether the table knows the callable only as called with its shape (``tf.random_uniform``):
+    its other arguments (``maxval=``, ``dtype=``) may make other ops."""
+    entry = _entry(qualified_names)
+    return bool(entry and entry.get("shape_only"))
 
 
 def describe_call(qualified_names, mapped) -> str:

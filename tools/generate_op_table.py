@@ -1,7 +1,7 @@
 """Generate tf_grl_migrate/_tf_op_table.json (what TensorFlow's callables create, found by tracing)
 and tf_grl_migrate/_tf_api_names.txt (the names TF2 has).
 
-For every public callable of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, their ``tf.compat.v1``
+For every public callable of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, ``tf.random``, their ``tf.compat.v1``
 twins, and the ``*_ops`` / ``gen_*_ops`` modules legacy code imports, the callable is called in a
 fresh graph on float32 placeholders (one per required positional parameter, 1 to 3 of them),
 once with rank-2 and once with rank-3 inputs, and the op types it created are recorded. Nothing
@@ -14,7 +14,11 @@ Per entry (keyed by the qualified name the migrator resolves, e.g. ``tensorflow.
   ``stable``  the same op types on rank-3 inputs, or rank 3 rejected (``tf.matmul`` is not stable:
               MatMul on rank 2, BatchMatMulV2 on rank 3; then ``ops_rank3`` holds the rank-3 ones),
   ``direct``  exactly one op, fed by the inputs in order (the migrator can wrap such a call),
-  ``name``    it takes ``name=``.
+  ``name``    it takes ``name=``,
+  ``tensor``  it returned one Tensor (so ``a - call(...)`` runs Tensor's operator).
+A callable whose one required parameter is ``shape`` (``tf.random_uniform``, ``tf.zeros``) and
+that float inputs cannot trace is traced on an int32 shape vector instead; its entry says
+``shape_only`` (what it makes given only its shape) and is never wrappable (``direct`` false).
 And, in the names file: every public name under ``tf`` and ``tf.compat.v1`` (two levels of submodules) and
 in those ``*_ops`` modules, for the check that moved gradient code only uses names TF2 has.
 
@@ -43,7 +47,7 @@ OPS_MODULES = ("array_ops", "math_ops", "nn_ops", "nn_impl", "clip_ops", "gen_ar
 def _roots(tf):
     roots = {}
     for prefix in ("", "compat.v1."):
-        for sub in ("", "math", "nn", "linalg"):
+        for sub in ("", "math", "nn", "linalg", "random"):
             dotted = (prefix + sub).rstrip(".")
             obj = tf
             for part in filter(None, dotted.split(".")):
@@ -63,14 +67,24 @@ def _required_positional(fn):
     return len(required), any(p.name == "name" for p in params)
 
 
-def _trace(tf, fn, k, shape):
+def _trace(tf, fn, k, shape, dtype=None):
     graph = tf.Graph()
     with graph.as_default():
-        inputs = [tf.compat.v1.placeholder(tf.float32, shape) for _ in range(k)]
-        fn(*inputs)
+        inputs = [tf.compat.v1.placeholder(dtype or tf.float32, shape) for _ in range(k)]
+        result = fn(*inputs)
     made = [op for op in graph.get_operations() if op.type != "Placeholder"]
     direct = len(made) == 1 and [t.op for t in made[0].inputs] == [t.op for t in inputs]
-    return sorted(op.type for op in made), direct
+    return sorted(op.type for op in made), direct, isinstance(result, tf.Tensor)
+
+
+def _shape_only(fn) -> bool:
+    """One required parameter, named ``shape`` (``tf.random_uniform(shape)``, ``tf.zeros(shape)``)."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return False
+    return len(params) == 1 and params[0].name == "shape"
 
 
 def _api_names(tf):
@@ -112,15 +126,23 @@ def generate() -> tuple[str, str]:
             if not k or k > 3:
                 continue
             try:
-                ops2, direct = _trace(tf, fn, k, [3, 3])
-            except Exception:  # noqa: BLE001 - not traceable on float inputs: no entry
+                ops2, direct, tensor = _trace(tf, fn, k, [3, 3])
+            except Exception:  # noqa: BLE001 - not traceable on float inputs
+                if not _shape_only(fn):
+                    continue  # no entry
+                try:  # a shape vector instead: what the call makes when given only its shape
+                    ops2, _, tensor = _trace(tf, fn, 1, [2], tf.int32)
+                except Exception:  # noqa: BLE001
+                    continue
+                entries[f"{prefix}.{attr}"] = {"inputs": 1, "ops": ops2, "stable": True, "direct": False,
+                                               "name": takes_name, "tensor": tensor, "shape_only": True}
                 continue
             try:
                 ops3 = _trace(tf, fn, k, [2, 3, 3])[0]
             except Exception:  # noqa: BLE001 - rank 3 rejected (MatMul): it never creates anything else
                 ops3 = ops2
             entries[f"{prefix}.{attr}"] = {"inputs": k, "ops": ops2, "stable": ops3 == ops2,
-                                           "direct": direct, "name": takes_name}
+                                           "direct": direct, "name": takes_name, "tensor": tensor}
             if ops3 != ops2:
                 entries[f"{prefix}.{attr}"]["ops_rank3"] = ops3
     data = {"generated_by": "tools/generate_op_table.py", "tensorflow_version": tf.__version__,
