@@ -133,3 +133,29 @@ def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
     assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(line + 1, 5, "GRL104")]
     assert "_sign_straight_through" in result.code and "NoSuchOp" in result.code
     assert migrate_code(result.code).code == result.code
+
+
+def _r2rt_style(extra: str) -> str:
+    return ("import tensorflow as tf\n\n\n@tf.RegisterGradient(\"FirstOnly\")\ndef _first(op, grad):\n"
+            "    return [grad, tf.zeros(tf.shape(op.inputs[1]))]\n\n\ndef sample(x):\n"
+            "    with tf.get_default_graph().gradient_override_map({\"Ceil\": \"Identity\", \"Sub\": \"FirstOnly\"}):\n"
+            f"        return tf.ceil(x - tf.random_uniform(tf.shape(x){extra}))\n")
+
+
+def test_a_random_draw_known_by_its_shape_only_is_proven_with_its_shape_only():
+    """tf.random_uniform is in the table as called with its shape (RandomUniform, one Tensor), so
+    `x - tf.random_uniform(tf.shape(x))` is a Sub op the registration wraps; with `maxval=` it may
+    make Mul and Add ops too, which the table does not show: refused."""
+    plain = migrate_code(_r2rt_style(""))
+    assert plain.diagnostics == [] and "_first(x, tf.random_uniform(tf.shape(x)))" in plain.code
+    assert "tf.compat.v1.ceil(x)" in plain.code  # TF1's tf.ceil, spelled as TF2 has it
+    wider = migrate_code(_r2rt_style(", maxval=2.0"))
+    assert [d.code for d in wider.diagnostics] == ["GRL101"] and wider.code == _r2rt_style(", maxval=2.0")
+
+
+def test_a_cast_map_does_not_trust_a_float_trace():
+    """tf.to_float makes no op on float inputs, a Cast on int ones: a {"Cast": ...} block calling it
+    is not proven by the trace."""
+    source = ("import tensorflow as tf\n\n\ndef f(x, k):\n    with tf.get_default_graph().gradient_override_map("
+              "{\"Cast\": \"Identity\"}):\n        return tf.to_float(k) * tf.to_int32(x)\n")
+    assert [d.code for d in migrate_code(source).diagnostics] == ["GRL101"]

@@ -768,9 +768,10 @@ class Planner:
                 operators.append((node, ops.OP_TYPES[op_name]))
                 continue
             return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
-                              "overridden; the tool wraps `*` and binary `-` only when the map borrows "
-                              "TensorFlow's two-input 'Add' gradient and one operand is the result of a TensorFlow "
-                              "op call, so rewrite them by hand with @tf.custom_gradient")
+                              "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
+                              "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
+                              "'Add' or a registration of this module, so rewrite them by hand with "
+                              "@tf.custom_gradient")
         for inner in scan.calls:
             names = self.qn(inner.func, raw=True)
             op = ops.op_type_of_callable(names)
@@ -838,11 +839,25 @@ class Planner:
 
     def make_maker(self, reg: Registration, why: str) -> bool:
         """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
+        if self.operator_use(reg):
+            reg.refusal = ("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator (`a - b`) and "
+                                     f"{why}; the tool wraps an operator only for a registration used alike "
+                                     "everywhere, so rewrite these by hand with @tf.custom_gradient")
+            return True
         if reg.kind == "factory":
             reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
         else:
             reg.maker = True
         return True
+
+    def operator_use(self, reg: Registration) -> bool:
+        """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
+        for site in self.sites:
+            by_type = {op.name: target for op, target in site.entries}
+            if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type.get(op.name))
+                   for call, op in site.calls if op.name in by_type):
+                return True
+        return False
 
     def reached_through_class(self, reg: Registration, here) -> bool:
         """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
@@ -872,28 +887,34 @@ class Planner:
         return True
 
     def wraps_operator(self, node, op_name: str, target) -> bool:
-        """``a * b`` (or ``a - b``) in a block overriding its op type with a gradient TensorFlow
-        provides is wrapped like a call when it provably creates that op: one operand is the
-        result of a single-op TensorFlow call (so Tensor's operator runs, not numpy's or Python's)."""
-        if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS
-                and isinstance(target, ops.BuiltinGradient) and target.arity == 2):
+        """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
+        provides, or a registration of this module) is wrapped like a call when it provably creates
+        that op: one operand is the result of a TensorFlow call that returns one Tensor (so
+        Tensor's operator runs, not numpy's or Python's)."""
+        if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS):
             return False
-        return any(isinstance(side, cst.Call) and ops.op_type_of_callable(self.qn(side.func, raw=True)) is not None
+        if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
+            return False  # a registration picked by a name, or another module's: not for operators
+        return any(isinstance(side, cst.Call) and (ops.op_type_of_callable(names := self.qn(side.func, raw=True))
+                                                   is not None or ops.returns_tensor(names))
                    for side in (node.left, node.right))
 
     def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
         """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
         a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
-        Sign block; never in an Identity map: TF creates Identity ops along argument-dependent paths
-        one trace does not show); or a plain function of this module (``hard_sigmoid(x)``) whose body
+        Sign block; never in an Identity or Cast map: TF creates those along argument- and
+        dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain function of this module (``hard_sigmoid(x)``) whose body
         holds nothing else, followed three calls deep."""
         if self.creates_no_op(call, names):
             return True
         if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
             return ops.op_type_of_callable(names).name not in mapped
         created = ops.ops_created(names)
-        if created is not None:
-            return not created & mapped and "Identity" not in mapped
+        if created is not None and ops.shape_only(names) and len(call.args) > 1 + any(
+                a.keyword is not None and a.keyword.value == "name" for a in call.args):
+            return False  # known only as called with its shape: `maxval=`, `dtype=` may make other ops
+        if created is not None:  # not for Identity or Cast: TF makes them on argument- and dtype-dependent
+            return not created & mapped and not mapped & {"Identity", "Cast"}  # paths a float trace misses
         fdef = self.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
         if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
             return False

@@ -55,8 +55,10 @@ def _bound_name(alias: cst.ImportAlias) -> str:
     return _code(alias.name).split(".")[0]
 
 
-def _name_keyword_code(call: cst.Call) -> str | None:
-    return next((_code(a.value) for a in call.args if a.keyword is not None and a.keyword.value == "name"), None)
+def _name_keyword_code(call) -> str | None:
+    """The ``name=`` a call passes (an operator, ``a - b``, passes none)."""
+    return next((_code(a.value) for a in getattr(call, "args", ()) if a.keyword is not None
+                 and a.keyword.value == "name"), None)
 
 
 _PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)

@@ -264,15 +264,16 @@ def _renamer(name: str):
     return build
 
 
-def _maker_call(head: str):
+def _maker_call(head: str, forward: str):
     """``tf.minimum(a, b, name=n)`` -> ``head(tf.minimum, name=n)(a, b)``: a maker (or the one a name
-    picks) builds the custom-gradient function around the op the call made."""
+    picks) builds the custom-gradient function around the op the call made (``forward``, spelled
+    for TF2)."""
     def build(updated: cst.Call) -> cst.Call:
         keyword = next((a for a in updated.args if a.keyword is not None), None)
         args = [a for a in updated.args if a.keyword is None]
         if len(args) != len(updated.args):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        made = f"{head}({_code(updated.func)}{f', name={_code(keyword.value)}' if keyword else ''})"
+        made = f"{head}({forward}{f', name={_code(keyword.value)}' if keyword else ''})"
         return updated.with_changes(func=cst.parse_expression(made), args=args)
     return build
 
@@ -330,6 +331,20 @@ class _Builder:
                     return
         raise SafetyError(f"no `from {'.' * level}{module} import` to add {name} to")
 
+    def spelled(self, func) -> str:
+        """An op callable as the generated TF2 code must spell it: a TF1 name TF2 lacks
+        (``tf.ceil``, ``tf.random_uniform``) becomes its ``tf.compat.v1`` twin, the very object."""
+        if isinstance(func, cst.Attribute):
+            for name in sorted(self.p.qn(func, raw=True)):
+                rest = ops.tf1_only(name)
+                if rest is None:
+                    continue
+                prefix = func
+                for _ in rest.split("."):
+                    prefix = prefix.value
+                return f"{_code(prefix)}.compat.v1.{rest}"
+        return _code(func)
+
     def called_as(self, reg: Registration) -> str:
         name = self.callable_name(reg)
         return f"{reg.owner}.{name}" if reg.owner else name
@@ -350,8 +365,9 @@ class _Builder:
                 if isinstance(target, facts.External) and target.import_from:
                     self.add_import(*target.import_from, target.function)
                 for reg in _regs(target):
-                    if reg not in calls_by_reg:
-                        reg.forward, reg.arity = call.func, op.arity
+                    if reg not in calls_by_reg:  # an operator's op is made by the operator inside
+                        reg.forward = call.func if isinstance(call, cst.Call) else call.operator
+                        reg.arity = op.arity
                         reg.name_keyword = _name_keyword_code(call)
                     calls_by_reg.setdefault(reg, []).append(call)
                 if isinstance(target, (Dispatch, facts.External)) or target.maker:
@@ -368,16 +384,16 @@ class _Builder:
             self.convert(reg)
             if not reg.maker:
                 for call in calls:
-                    self.plan.calls[call] = _renamer(name)
+                    self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
         for call, target in chosen:
             if isinstance(target, facts.External):
-                self.plan.calls[call] = _maker_call(target.access)
+                self.plan.calls[call] = _maker_call(target.access, self.spelled(call.func))
             elif isinstance(target, Dispatch):
                 table = ", ".join(f"{target.spelling[value]}: {self.called_as(reg)}"
                                   for value, reg in target.choices.items())
-                self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]")
+                self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]", self.spelled(call.func))
             else:
-                self.plan.calls[call] = _maker_call(self.called_as(target))
+                self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
         self.remove_dead_code()
         return self.plan
 
@@ -499,7 +515,7 @@ class _Builder:
         inputs = [_fresh(n, used) for n in (["x"] if op.arity == 1 else ["a", "b", "c", "d"][: op.arity])]
         grad_fn = _fresh("grad_fn", used)
         if isinstance(call, cst.Call):
-            forward = f"{_code(call.func)}({', '.join(inputs)}{forwarded})"
+            forward = f"{self.spelled(call.func)}({', '.join(inputs)}{forwarded})"
         else:
             forward = f"{inputs[0]}{_code(call.operator)}{inputs[1]}"
         body = textwrap.indent(target.grad_body(self.tf, "dy", inputs), " " * 8)
@@ -540,7 +556,10 @@ class _Builder:
             foot = f"    return {wrapped}\n"
         else:
             keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
-            forward = f"{_code(reg.forward)}({', '.join(inputs)}{keyword})"
+            if isinstance(reg.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
+                forward = f"{inputs[0]}{_code(reg.forward)}{inputs[1]}"
+            else:
+                forward = f"{self.spelled(reg.forward)}({', '.join(inputs)}{keyword})"
             head = f"@{self.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
             foot = ""
         if output:

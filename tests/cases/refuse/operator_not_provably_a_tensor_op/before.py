@@ -2,22 +2,11 @@ import numpy as np
 import tensorflow as tf
 
 
-@tf.RegisterGradient("HalfMulGrad")
-def _half_mul_grad(op, grad):
-    return [grad * 0.5, grad * 0.5]
-
-
 def scaled(a, b):
     g = tf.get_default_graph()
     # neither operand is known to be a tensor: `*` may be numpy's, which makes no Mul op at all
     with g.gradient_override_map({"Mul": "Add"}):
         return a * b
-
-
-def halved(x, w):
-    # a registered gradient on an operator: only TensorFlow's own gradients are wrapped there
-    with tf.get_default_graph().gradient_override_map({"Mul": "HalfMulGrad"}):
-        return tf.sign(x) * w
 
 
 def accumulated(x, w):
