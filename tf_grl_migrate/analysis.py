@@ -840,9 +840,9 @@ class Planner:
     def make_maker(self, reg: Registration, why: str) -> bool:
         """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
         if self.operator_use(reg):
-            reg.refusal = ("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator (`a - b`) and "
-                                     f"{why}; the tool wraps an operator only for a registration used alike "
-                                     "everywhere, so rewrite these by hand with @tf.custom_gradient")
+            reg.refusal = ("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
+                                     f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
+                                     "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
             return True
         if reg.kind == "factory":
             reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
@@ -903,8 +903,9 @@ class Planner:
         """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
         a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
         Sign block; never in an Identity or Cast map: TF creates those along argument- and
-        dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain function of this module (``hard_sigmoid(x)``) whose body
-        holds nothing else, followed three calls deep."""
+        dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain
+        function of this module (``hard_sigmoid(x)``) whose body holds nothing else, followed three
+        calls deep."""
         if self.creates_no_op(call, names):
             return True
         if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function

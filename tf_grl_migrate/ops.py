@@ -84,9 +84,8 @@ def _lookup(mapping: dict, qualified_names):
     None when none is there."""
     for name in qualified_names:
         found = mapping.get(name) or mapping.get(canonical(name))
-        if found is None and name.startswith("tensorflow.") and not name.startswith("tensorflow.compat."):
-            rest = tf1_only(name)
-            found = mapping.get("tensorflow.compat.v1." + rest) if rest else None
+        if found is None and (rest := tf1_only(name)) is not None:
+            found = mapping.get("tensorflow.compat.v1." + rest)
         if found is not None:
             return found
     return None

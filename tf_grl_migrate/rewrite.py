@@ -12,8 +12,8 @@ from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
-from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring, _is_import_line,
-    _load_names, _mentions, _name_keyword_code)
+from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
+    _is_import_line, _load_names, _mentions, _name_keyword_code)
 from .safety import SafetyError
 
 
