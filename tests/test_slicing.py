@@ -148,3 +148,19 @@ def test_a_map_bound_by_a_global_in_a_function_is_followed_to_its_other_users():
     part = slicing.slice_module(text, ast.parse(text))
     assert part is not None and "def init():" in part.code and "def tweak():" in part.code
     assert _migrate(text, False, 0) == _migrate(text, False, 10**9)
+
+
+def test_a_script_is_sliced_around_its_main_and_a_helper_called_in_a_block():
+    """`if __name__ == "__main__": main()` names main, and main every function: none of that counts.
+    A helper a block calls is kept (its body is read); its other callers are not needed."""
+    units = "".join(PLAIN.format(n=n) for n in range(80))
+    calls = "".join(f"    _pad_{n}(x)\n" for n in range(80))
+    text = ("import tensorflow as tf\n\n\ndef hard(x):\n    return tf.clip_by_value(x, -1.0, 1.0)\n\n\n"
+            "def binarize(x):\n    with tf.get_default_graph().gradient_override_map({'Sign': 'Identity'}):\n"
+            "        return tf.sign(hard(x))\n" + units + "\n\ndef main(x):\n" + calls + "    return hard(x)\n\n\n"
+            "if __name__ == '__main__':\n    main(1.0)\n")
+    part = slicing.slice_module(text, ast.parse(text))
+    assert part is not None and "def hard(x):" in part.code and "def main(" not in part.code
+    assert part.code.count("\n") < 40
+    sliced = _migrate(text, False, 0)
+    assert sliced == _migrate(text, False, 10**9) and "_sign_straight_through(hard(x))" in sliced[0]

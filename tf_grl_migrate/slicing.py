@@ -4,11 +4,13 @@ functions that cannot bear on it. Those are set aside before libcst sees the mod
 byte for byte, into the rewritten text.
 
 A top-level ``def`` or ``class`` is set aside ("elided") only when nothing the analysis reads can
-be in it. Starting from the statements that mention gradients or overrides (and every statement
-that is not a def or class, which is always kept), a def or class is kept when it
+be in it. Starting from the statements that mention gradients or overrides (every statement that
+is not a def or class is kept too, and counts once it binds a name that counts), a def or class
+is kept when it
 
-- binds at module level (its name, a ``global``, a walrus) a name a kept statement mentions (a
-  second binding of a name changes what it can hold; a helper called from a kept function);
+- binds at module level (its name, a ``global``, a walrus) a name that counts (a second binding
+  of a name changes what it can hold; a helper called from a kept function), not merely one a
+  script's ``main()`` call names;
 - assigns an attribute named like one a ``gradient_override_map`` receiver may be read from
   (``self.graph = ...`` for ``self.graph.gradient_override_map``, and what that was assigned from);
 - uses a name that a statement mentioning gradients or overrides binds (a call of a function
@@ -167,6 +169,17 @@ def _feeds(stmt, receivers: set) -> set:
     return out
 
 
+def _values(stmt) -> set:
+    """Bare names used other than as the function of a call (``MAP``, ``G``, a gradient function
+    passed to ``RegisterGradient(...)``): their other uses matter; a helper only called does not."""
+    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    out = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and id(n) not in called}
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            out.update(n.names)
+    return out
+
+
 def _loads(stmt) -> set:
     return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
@@ -217,15 +230,18 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     # mentions: bare names kept code reads or writes; core: what statements that mention gradients bind
     mentions, core, receivers = set(imported), set(), set()
     kept = [s for s in body if id(s) not in elided_ids and not isinstance(s, (ast.Import, ast.ImportFrom))]
-    seen, bound = set(), set()  # bare names statements mentioning gradients use; what kept code binds
-    for stmt in kept:
-        bare = _names(stmt)[1]
-        mentions |= bare
+    seen, bound = set(), set()  # names statements mentioning gradients use as values; what kept code binds
+    plain = []  # other kept statements (`if __name__ == "__main__": main()`): their names count once
+    for stmt in kept:  # they bind a name that counts (a map or graph an override reads)
+        bare, binds = _names(stmt)[1], _module_binds(stmt)
         receivers |= _receivers(stmt)
-        bound |= _module_binds(stmt)
+        bound |= binds
         if _SEED.search(_text(stmt, lines)):
-            core |= _module_binds(stmt)
-            seen |= bare
+            core |= binds
+            seen |= _values(stmt)
+            mentions |= bare
+        else:
+            plain.append((binds, bare))
     core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
     for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
         if _SEED.search(_text(stmt, lines)):
@@ -238,6 +254,10 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     changed = True
     while changed:
         changed = False
+        for entry in [e for e in plain if e[0] & mentions]:
+            plain.remove(entry)
+            mentions |= entry[1]
+            changed = True
         for unit in units:
             if not unit.kept and (unit.binds & mentions or unit.attributes & receivers or unit.bare & core):
                 unit.kept = True
