@@ -65,7 +65,8 @@ def _scopes(wrapper: MetadataWrapper):
     if ScopeVisitor is None:  # pragma: no cover
         return wrapper.resolve(ScopeProvider)
     try:
-        wrapper._metadata.setdefault(ExpressionContextProvider, _Context()._gen(wrapper))
+        if ExpressionContextProvider not in wrapper._metadata:
+            wrapper._metadata[ExpressionContextProvider] = _Context()._gen(wrapper)
         return _Scopes()._gen(wrapper)
     except AttributeError:  # pragma: no cover - internals changed
         return wrapper.resolve(ScopeProvider)
@@ -854,8 +855,8 @@ class Planner:
         """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
         for site in self.sites:
             by_type = {op.name: target for op, target in site.entries}
-            if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type.get(op.name))
-                   for call, op in site.calls if op.name in by_type):
+            if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type[op.name])
+                   for call, op in site.calls):
                 return True
         return False
 
@@ -895,8 +896,7 @@ class Planner:
             return False
         if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
             return False  # a registration picked by a name, or another module's: not for operators
-        return any(isinstance(side, cst.Call) and (ops.op_type_of_callable(names := self.qn(side.func, raw=True))
-                                                   is not None or ops.returns_tensor(names))
+        return any(isinstance(side, cst.Call) and ops.returns_tensor(self.qn(side.func, raw=True))
                    for side in (node.left, node.right))
 
     def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:

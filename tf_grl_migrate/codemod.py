@@ -30,20 +30,20 @@ class Result:
 
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
-               sliced: bool = True, part: slicing.Slice | None = None, source: str | None = None) -> Result:
+               part: slicing.Slice | None = None, source: str | None = None) -> Result:
     """One pass. A long module is analysed as its slice (tf_grl_migrate.slicing) and put back
-    together; ``part``/``source``: the slice being analysed and the whole module's text."""
+    together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text."""
     exporting = links is not None and bool(links.exports)
     if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
     screened = precheck.screen(code) if screen and not links else None
     if screened is not None:
         return Result(code, screened)
-    if sliced and not links and code.count("\n") >= slicing.MIN_LINES:
+    if part is None and not links and code.count("\n") >= slicing.MIN_LINES:
         tree = precheck.parsed(code)
         part = slicing.slice_module(code, tree) if tree is not None else None
         if part is not None:
-            result = _transform(part.code, use_runtime, screen=False, sliced=False, part=part, source=code)
+            result = _transform(part.code, use_runtime, screen=False, part=part, source=code)
             new_code = part.expand(result.code) if result.code != part.code else code
             if new_code is not None:
                 if new_code != code:
