@@ -21,7 +21,7 @@ from libcst.metadata import (
 
 from . import facts, ops, precheck
 from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
-    _name_keyword_code)
+    _name_keyword_code, _respelled)
 from .report import Diagnostic
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
@@ -583,8 +583,8 @@ class Planner:
                                  if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
                 if not missing:
                     continue
-                old = missing[0][len("tensorflow."):]
-                if not ops.exists_in_tf2("tensorflow.compat.v1." + old):
+                old = ops.tf1_only(missing[0])
+                if old is None:
                     reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {self.pos(attr)[0]}) "
                                              f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                                              f"({missing[0]}); rewrite that line by hand, then migrate again")
@@ -596,12 +596,9 @@ class Planner:
                                          f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                                          "for; rewrite that line by hand, then migrate again")
                 return
-            prefix = attr
-            for _ in old.split("."):
-                prefix = prefix.value
             if any(q.startswith("tensorflow.compat.v1.") for q in self.qn(attr, raw=True)):
                 new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
-            reg.renames[attr] = f"{_code(prefix)}.{new}"
+            reg.renames[attr] = _respelled(attr, old, new)
 
     def gather_sites(self):
         in_with = {id(item.item) for _, item in self.collector.withs}

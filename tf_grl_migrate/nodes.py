@@ -55,6 +55,15 @@ def _bound_name(alias: cst.ImportAlias) -> str:
     return _code(alias.name).split(".")[0]
 
 
+def _respelled(attr: cst.Attribute, old: str, new: str) -> str:
+    """``attr`` spelt ``...old`` (``tf.neg``, ``tf.random_uniform``) with ``new`` in place of
+    ``old``, keeping its root (``tf.negative``, ``tf.compat.v1.random_uniform``)."""
+    prefix = attr
+    for _ in old.split("."):
+        prefix = prefix.value
+    return f"{_code(prefix)}.{new}"
+
+
 def _name_keyword_code(call) -> str | None:
     """The ``name=`` a call passes (an operator, ``a - b``, passes none)."""
     return next((_code(a.value) for a in getattr(call, "args", ()) if a.keyword is not None

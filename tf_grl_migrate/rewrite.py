@@ -13,7 +13,7 @@ from libcst.metadata import GlobalScope, ImportAssignment
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
 from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
-    _is_import_line, _load_names, _mentions, _name_keyword_code)
+    _is_import_line, _load_names, _mentions, _name_keyword_code, _respelled)
 from .safety import SafetyError
 
 
@@ -337,12 +337,8 @@ class _Builder:
         if isinstance(func, cst.Attribute):
             for name in sorted(self.p.qn(func, raw=True)):
                 rest = ops.tf1_only(name)
-                if rest is None:
-                    continue
-                prefix = func
-                for _ in rest.split("."):
-                    prefix = prefix.value
-                return f"{_code(prefix)}.compat.v1.{rest}"
+                if rest is not None:
+                    return _respelled(func, rest, "compat.v1." + rest)
         return _code(func)
 
     def called_as(self, reg: Registration) -> str:
