@@ -48,6 +48,7 @@ class _Unit:
     bare: set = field(default_factory=set)  # names read or written as names (what a global can be)
     binds: set = field(default_factory=set)  # names it may bind at module level
     attributes: set = field(default_factory=set)  # attribute names it assigns
+    loads: set = field(default_factory=set)  # names it reads
     kept: bool = True
 
 
@@ -138,13 +139,43 @@ def _module_binds(stmt) -> set:
     return out
 
 
-def _attributes_assigned(stmt) -> set:
-    out = set()
-    for n in ast.walk(stmt):
-        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in n.targets if isinstance(n, ast.Assign) else [n.target]:
-                out.update(t.attr for t in ast.walk(target) if isinstance(t, ast.Attribute))
-    return out
+def _unit_facts(unit: "_Unit") -> None:
+    """A top-level def or class in one walk: every identifier, the bare names, what it may bind at
+    module level (its name, ``global`` names, walrus targets), the attributes it assigns, the names
+    it reads."""
+    node = unit.node
+    unit.binds.add(node.name)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            unit.mentions.add(n.id)
+            unit.bare.add(n.id)
+            if isinstance(n.ctx, ast.Load):
+                unit.loads.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            unit.mentions.add(n.attr)
+            if isinstance(n.ctx, ast.Store):
+                unit.attributes.add(n.attr)
+        elif isinstance(n, ast.arg):
+            unit.mentions.add(n.arg)
+        elif isinstance(n, ast.keyword) and n.arg:
+            unit.mentions.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            unit.mentions.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            unit.mentions.update(n.names)
+            unit.bare.update(n.names)
+            if isinstance(n, ast.Global):
+                unit.binds.update(n.names)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            unit.binds.add(n.target.id)
+        elif isinstance(n, ast.alias):
+            unit.mentions.update(n.name.split("."))
+            if n.asname:
+                unit.mentions.add(n.asname)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            unit.mentions.add(n.name)
+        elif hasattr(ast, "MatchAs") and isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            unit.mentions.add(n.name)
 
 
 def _receivers(stmt) -> set:
@@ -180,10 +211,6 @@ def _values(stmt) -> set:
     return out
 
 
-def _loads(stmt) -> set:
-    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def _imported(stmt) -> set:
     if isinstance(stmt, ast.Import):
         return {a.asname or a.name.split(".")[0] for a in stmt.names}
@@ -217,9 +244,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         if shares or _SEED.search(text) or not lines[first - 1][:1].strip():
             continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
         unit = _Unit(stmt, i, first, last)
-        unit.mentions, unit.bare = _names(stmt)
-        unit.binds = _module_binds(stmt)
-        unit.attributes = _attributes_assigned(stmt)
+        _unit_facts(unit)
         unit.kept = False
         units.append(unit)
     if not units:
@@ -264,13 +289,14 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
                 changed = True
                 mentions |= unit.bare
                 core |= unit.binds & seen  # bound here (a `global`), used by an override: every use counts
+                bound |= unit.binds
                 receivers |= _feeds(unit.node, receivers)
                 kept.append(unit.node)
     elided = [u for u in units if not u.kept]
     if not elided:
         return None
     # a stub reads what its run read of the names kept code binds, so none of them looks dead
-    visible = set(imported).union(*(_module_binds(s) for s in kept))
+    visible = imported | bound
     runs = []  # elided units next to each other (only blank lines and comments between) are one run
     for unit in elided:
         if runs and runs[-1][-1].index + 1 == unit.index:
@@ -283,7 +309,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         first, last = run[0].first, run[-1].last
         out.append("".join(lines[cursor - 1:first - 1]))
         out_lines += first - cursor
-        reads = sorted(set().union(*(_loads(u.node) for u in run)) & visible)
+        reads = sorted(set().union(*(u.loads for u in run)) & visible)
         stub = f"__grl_elided_{n}__ = ({', '.join(reads)}{',' if len(reads) == 1 else ''})"
         original = "".join(lines[first - 1:last])
         terminator = re.search(r"(\r\n|\r|\n)?\Z", original).group(0)
