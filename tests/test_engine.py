@@ -31,3 +31,36 @@ def test_scopes_are_libcsts_own(path):
     fast = _scopes(MetadataWrapper(module, unsafe_skip_copy=True))
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     assert _summary(fast) == _summary(public)
+
+
+POSITION_SOURCES = [
+    "import tensorflow as tf\n\n\n# a comment\n@tf.RegisterGradient('R')  # trailing\ndef _r(op, grad):\n"
+    "    return -grad\n\n\nclass A:\n\n    def f(self, x):\n        if x:\n            pass\n",
+    "x = 1; y = (2,\n  3)\r\nz = '''a\r\nb'''\r\nif x:\r\n\tw = y\r\n",
+    "#!/usr/bin/env python\n# header\n\ndef f():\n    '''doc\n    more'''\n    return [k\n for k in 'ab']\n# footer\n",
+    "a = 1\rb = 2\rif a:\r    c = 3\r",
+]
+
+
+@pytest.mark.parametrize("source", [*POSITION_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_positions_are_libcsts_own(source):
+    """nodes.Positions gives every node the start libcst's PositionProvider records for it."""
+    from libcst.metadata import PositionProvider
+
+    from tf_grl_migrate.analysis import _Collector
+    from tf_grl_migrate.nodes import Positions
+
+    module = cst.parse_module(source)
+    collector = _Collector()
+    module.visit(collector)
+    public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = Positions(module, collector.parents)
+    nodes = [n for n in collector.order if n is not module]
+    assert nodes
+    for node in nodes:
+        want = public[node].start
+        assert positions.start(node) == (want.line, want.column), (type(node).__name__, _code_of(module, node))
+
+
+def _code_of(module, node):
+    return module.code_for_node(node)[:60]

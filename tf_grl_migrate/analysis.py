@@ -15,13 +15,12 @@ from libcst.metadata import (
     GlobalScope,
     ImportAssignment,
     MetadataWrapper,
-    PositionProvider,
     ScopeProvider,
 )
 
 from . import facts, ops, precheck
 from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
-    _name_keyword_code, _respelled)
+    _name_keyword_code, _respelled, Positions)
 from .report import Diagnostic
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
@@ -346,9 +345,9 @@ class Planner:
 
     def pos(self, node) -> tuple[int, int]:
         if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
-        p = self._positions[node].start
-        return self.line_of(p.line), p.column + 1
+            self._positions = Positions(self.module, self.parents)
+        line, column = self._positions.start(node)
+        return self.line_of(line), column + 1
 
     def referents(self, name: cst.Name):
         scope = self.scopes.get(name)

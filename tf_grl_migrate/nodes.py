@@ -3,6 +3,9 @@ names loaded by an expression, dotted attributes, import lines, the scopes code 
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
+
 import libcst as cst
 from libcst.metadata import ClassScope
 
@@ -168,3 +171,98 @@ def _fresh(base: str, used: set) -> str:
         name += "_"
     used.add(name)
     return name
+
+
+try:  # the plain code generator's state, to track lines while generating one statement
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover - a libcst that moved it: positions take the public road
+    CodegenState = None
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _newlines(text: str) -> int:
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+class _Found(Exception):
+    pass
+
+
+if CodegenState is not None:
+    class _Finder(CodegenState):
+        """Generates code like libcst's PositionProvider does, keeping only the line and column,
+        and stops at the one node asked for with the start PositionProvider records for it (its
+        syntactic position where it has one, else where its code starts)."""
+
+        def __init__(self, module, line: int, target):
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.line, self.column, self.target, self.start = line, 0, target, None
+
+        def add_indent_tokens(self):
+            for token in self.indent_tokens:
+                self.add_token(token)
+
+        def add_token(self, value):
+            if "\n" in value or "\r" in value:
+                segments = _NEWLINE.split(value)
+                self.line += len(segments) - 1
+                self.column = len(segments[-1])
+            else:
+                self.column += len(value)
+
+        def before_codegen(self, node):
+            if node is self.target:
+                self.start = (self.line, self.column)
+
+        def after_codegen(self, node):
+            if node is self.target:
+                raise _Found(self.start)
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            if node is self.target:
+                if start_node is None:
+                    raise _Found((self.line, self.column))
+                self.target = start_node  # an indented block starts where its first statement does
+            yield
+
+
+class Positions:
+    """Where a node starts (line, 1-based; column, 0-based), as ``PositionProvider`` says, without
+    its pass over the whole module: a diagnostic needs the positions of a few nodes, and libcst's
+    provider records a range for every node (about twice a parse). Here the top-level statements
+    before the node's own are generated plainly to count their lines (once, cached), and only that
+    statement is generated again, tracking lines and columns until the node is reached."""
+
+    def __init__(self, module: cst.Module, parents: dict):
+        self.module, self.parents = module, parents
+        self.top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
+        self.starts = [1 + len(module.header)]  # first line of each top-level statement, as far as known
+        self._provider = None
+
+    def start(self, node) -> tuple[int, int]:
+        top = node
+        while id(top) not in self.top_index:
+            top = self.parents.get(top)
+            if top is None:
+                return self._public(node)
+        index = self.top_index[id(top)]
+        while len(self.starts) <= index:
+            self.starts.append(self.starts[-1] + _newlines(self.module.code_for_node(self.module.body[len(self.starts) - 1])))
+        if CodegenState is None:  # pragma: no cover
+            return self._public(node)
+        try:
+            top._codegen(_Finder(self.module, self.starts[index], node))
+        except _Found as found:
+            if found.args[0] is not None:
+                return found.args[0]
+        return self._public(node)
+
+    def _public(self, node) -> tuple[int, int]:
+        if self._provider is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._provider = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        p = self._provider[node].start
+        return p.line, p.column
