@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from tf_grl_migrate.analysis import _scopes
+from tf_grl_migrate.analysis import _Collector, _scopes
 
 CASES = pathlib.Path(__file__).parent / "cases"
 SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py")])[::4]
@@ -28,9 +28,36 @@ def _summary(mapping):
 @pytest.mark.parametrize("path", SOURCES, ids=[p.parent.name for p in SOURCES])
 def test_scopes_are_libcsts_own(path):
     module = cst.parse_module(path.read_text(encoding="utf-8"))
-    fast = _scopes(MetadataWrapper(module, unsafe_skip_copy=True))
-    public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-    assert _summary(fast) == _summary(public)
+    public = _summary(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider))
+    assert _summary(_scopes(MetadataWrapper(module, unsafe_skip_copy=True))) == public
+    collector = _Collector()
+    module.visit(collector)  # the planner's way: the stores from its own walk
+    assert _summary(_scopes(MetadataWrapper(module, unsafe_skip_copy=True), collector.stored_names())) == public
+
+
+CONTEXT_SOURCES = [
+    "a, (b, [c, *d]) = e\nf.g, h[i] = j\nk: int = l\nm += n\nif (o := p):\n    pass\n"
+    "for q, r.s in t:\n    del u, v[w]\n[x for y, z in aa if (bb := cc)]\n",
+    "import a.b as c\nfrom d import e as f, g\ntry:\n    pass\nexcept E as h:\n    pass\n"
+    "with i as (j, k), l as m.n:\n    pass\n",
+    "class A(B, metaclass=C):\n    d: int\n    def e(self, f=g, *h, i: j = k, **l) -> m:\n"
+    "        n = lambda o, *p: q\n        global r\n        r = [s for [t] in u]\n",
+    "match a:\n    case [b, *c] | {'d': e, **f} | G(h=i) as j:\n        pass\n",
+]
+
+
+@pytest.mark.parametrize("source", [*CONTEXT_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_stored_names_are_libcsts_store_context(source):
+    """The planner's walk gathers the Names libcst's ExpressionContextProvider says STORE of (the
+    one thing scope analysis asks it), so that provider's own walk is not needed."""
+    from libcst.metadata import ExpressionContext, ExpressionContextProvider
+
+    module = cst.parse_module(source)
+    collector = _Collector()
+    module.visit(collector)
+    contexts = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
+    want = {n for n, context in contexts.items() if isinstance(n, cst.Name) and context == ExpressionContext.STORE}
+    assert set(collector.stored_names()) == want
 
 
 POSITION_SOURCES = [
@@ -47,7 +74,6 @@ def test_positions_are_libcsts_own(source):
     """nodes.Positions gives every node the start libcst's PositionProvider records for it."""
     from libcst.metadata import PositionProvider
 
-    from tf_grl_migrate.analysis import _Collector
     from tf_grl_migrate.nodes import Positions
 
     module = cst.parse_module(source)

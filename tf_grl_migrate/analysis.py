@@ -19,7 +19,7 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .nodes import (Quick, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
+from .nodes import (QuickVisitor, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
     _name_keyword_code, _respelled, Positions)
 from .report import Diagnostic
 
@@ -31,10 +31,10 @@ except ImportError:  # pragma: no cover - a libcst that moved them: the public p
     ScopeVisitor = None
 
 if ScopeVisitor is not None:
-    class _QuickContextVisitor(Quick, ExpressionContextVisitor):
+    class _QuickContextVisitor(ExpressionContextVisitor, QuickVisitor):
         pass
 
-    class _QuickScopeVisitor(Quick, ScopeVisitor):
+    class _QuickScopeVisitor(ScopeVisitor, QuickVisitor):
         pass
 
     class _Context(BaseMetadataProvider):
@@ -54,18 +54,19 @@ if ScopeVisitor is not None:
             visitor.infer_accesses()
 
 
-def _scopes(wrapper: MetadataWrapper):
+def _scopes(wrapper: MetadataWrapper, stores: dict | None = None):
     """The scope of every node, as ``wrapper.resolve(ScopeProvider)`` gives it. Both providers it
     needs only run one plain visitor from ``visit_Module``, yet as batchable providers each costs
     a batched walk over every node (and an ``inspect.getmembers``), and the wrapper adds an empty
     one after a plain provider: together about 40% of a small file's migration. So the two
     visitors run directly, the same metadata in the same places (every case's output is compared
-    byte for byte); a libcst without these internals takes the public road."""
+    byte for byte); a libcst without these internals takes the public road. ``stores``: the
+    expression contexts as ``_Collector.stored_names`` gathers them, instead of their own walk."""
     if ScopeVisitor is None:  # pragma: no cover
         return wrapper.resolve(ScopeProvider)
     try:
         if ExpressionContextProvider not in wrapper._metadata:
-            wrapper._metadata[ExpressionContextProvider] = _Context()._gen(wrapper)
+            wrapper._metadata[ExpressionContextProvider] = _Context()._gen(wrapper) if stores is None else stores
         return _Scopes()._gen(wrapper)
     except AttributeError:  # pragma: no cover - internals changed
         return wrapper.resolve(ScopeProvider)
@@ -130,7 +131,7 @@ class Site:
     phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
 
 
-class _Collector(Quick, cst.CSTVisitor):
+class _Collector(QuickVisitor):
     def __init__(self):
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
@@ -147,6 +148,7 @@ class _Collector(Quick, cst.CSTVisitor):
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.order: dict[cst.CSTNode, int] = {}  # pre-order index: which of two nodes starts first
         self._stack: list[cst.CSTNode] = []
+        self.store_roots: list[cst.CSTNode] = []  # where ExpressionContextProvider starts a STORE context
 
     def on_visit(self, node):
         self.order[node] = len(self.order)
@@ -182,16 +184,39 @@ class _Collector(Quick, cst.CSTVisitor):
         if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
             self.map_aliases.add(node.asname.name.value)
 
+    def visit_AssignTarget(self, node):
+        self.store_roots.append(node.target)
+
+    def visit_NamedExpr(self, node):
+        self.store_roots.append(node.target)
+
+    def visit_AsName(self, node):
+        self.store_roots.append(node.name)
+
+    def visit_CompFor(self, node):
+        self.store_roots.append(node.target)
+
+    def visit_For(self, node):
+        self.store_roots.append(node.target)
+
+    def visit_ClassDef(self, node):
+        self.store_roots.append(node.name)
+
+    def visit_Param(self, node):
+        self.store_roots.append(node.name)
+
     def visit_Assign(self, node):
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
                 self.attr_values.setdefault(target.target.attr.value, []).append(node.value)
 
     def visit_AugAssign(self, node):
+        self.store_roots.append(node.target)
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(None)
 
     def visit_AnnAssign(self, node):
+        self.store_roots.append(node.target)
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(node.value)
 
@@ -201,6 +226,7 @@ class _Collector(Quick, cst.CSTVisitor):
         return [c for c in self.name_calls if c.func.value in self.map_aliases]
 
     def visit_FunctionDef(self, node):
+        self.store_roots.append(node.name)
         if node.decorators:
             self.defs.append(node)
 
@@ -210,6 +236,23 @@ class _Collector(Quick, cst.CSTVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
+
+    def stored_names(self) -> dict:
+        """What ExpressionContextProvider would say STORE of, for the one question libcst's scope
+        analysis asks it (is this Name assigned, or read): the Names its visitor reaches in a STORE
+        context, which starts at these targets and passes only through tuples, lists and starred
+        elements (an attribute or a subscript reads its parts). Gathered in this walk, not in one
+        more walk of libcst's over every node; tests/test_engine.py compares with libcst's."""
+        stores, stack = {}, list(self.store_roots)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                stores[node] = ExpressionContext.STORE
+            elif isinstance(node, (cst.Tuple, cst.List)):
+                stack.extend(element.value for element in node.elements)
+            elif isinstance(node, cst.StarredElement):
+                stack.append(node.value)
+        return stores
 
 
 _OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
@@ -237,7 +280,7 @@ def _not_a_graph_message(func: str) -> str:
             "`g = tf.get_default_graph()` where the tool can see it)")
 
 
-class _BodyScan(Quick, cst.CSTVisitor):
+class _BodyScan(QuickVisitor):
     """Every call, operator and nested definition inside an override block."""
 
     def __init__(self):
@@ -321,12 +364,12 @@ class Planner:
         # Scope analysis is the one full metadata pass. Qualified names are asked of the scope only
         # for the few nodes that need them (what QualifiedNameProvider's own pass would do for every
         # node), and positions are computed only when a diagnostic needs one.
-        self.scopes = _scopes(wrapper)
+        collector = _Collector()
+        self.module.visit(collector)
+        self.scopes = _scopes(wrapper, collector.stored_names())
         self._positions = None
         self.line_of = lambda line: line  # a slice's lines are mapped to the whole module's
         self.diagnostics: list[Diagnostic] = []
-        collector = _Collector()
-        self.module.visit(collector)
         self.collector = collector
         self.parents = collector.parents
         self.module_names = set(collector.names)

@@ -115,7 +115,65 @@ class Quick:
             getattr(self, f"leave_{type(original_node).__name__}_{attribute}")(original_node)
 
 
-class _LoadNames(Quick, cst.CSTVisitor):
+class _Hooks(type(cst.CSTVisitor)):
+    """A hook set on (or deleted from) a visitor class later, as a test patching ``visit_Yield``
+    does, drops the hooks cached by that class and its subclasses."""
+
+    def __setattr__(cls, name, value):
+        super().__setattr__(name, value)
+        if name.startswith(("visit_", "leave_")):
+            cls._forget()
+
+    def __delattr__(cls, name):
+        super().__delattr__(name)
+        if name.startswith(("visit_", "leave_")):
+            cls._forget()
+
+    def _forget(cls):
+        stack = [cls]
+        while stack:
+            klass = stack.pop()
+            if "_visits" in klass.__dict__:
+                klass._visits.clear()
+                klass._leaves.clear()
+            stack.extend(klass.__subclasses__())
+
+
+class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
+    """A read-only visitor that also finds its ``visit_<Node>`` / ``leave_<Node>`` once per node
+    type: libcst formats the name and looks it up for every node, and calls its typed no-op stub
+    for every type the visitor does not handle. Placed last among a visitor's bases, so that the
+    ``on_leave`` of a base such as libcst's ScopeVisitor still runs first and reaches this one."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        type.__setattr__(cls, "_visits", {})
+        type.__setattr__(cls, "_leaves", {})
+
+    def on_visit(self, node) -> bool:
+        kind = type(node)
+        try:
+            hook = self._visits[kind]
+        except KeyError:
+            hook = self._visits[kind] = _real_hook(type(self), "visit_" + kind.__name__)
+        return hook is None or hook(self, node) is not False
+
+    def on_leave(self, original_node) -> None:
+        kind = type(original_node)
+        try:
+            hook = self._leaves[kind]
+        except KeyError:
+            hook = self._leaves[kind] = _real_hook(type(self), "leave_" + kind.__name__)
+        if hook is not None:
+            hook(self, original_node)
+
+
+def _real_hook(cls, name):
+    hook = getattr(cls, name, None)
+    return None if hook is None or getattr(hook, "_is_no_op", False) else hook
+
+
+class _LoadNames(QuickVisitor):
     """Names read by an expression (not attribute names after a dot)."""
 
     def __init__(self):
@@ -135,7 +193,7 @@ def _load_names(expr):
     return visitor.nodes
 
 
-class _Attributes(Quick, cst.CSTVisitor):
+class _Attributes(QuickVisitor):
     """Outermost dotted names (``tf.image.per_image_whitening``, not its ``tf.image``), also inside
     other expressions (the ``tf.zeros_like`` of ``tf.zeros_like(grad).shape``)."""
 
