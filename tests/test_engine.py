@@ -90,3 +90,30 @@ def test_positions_are_libcsts_own(source):
 
 def _code_of(module, node):
     return module.code_for_node(node)[:60]
+
+
+WALK_SOURCES = [
+    "a = f'{b}{c!r}{d:>{e}}{g=}'\nh = f'{i:{j}}'\n",
+    "x = f'{y:>10}'\nz = f'{w}'\n",
+    "async def f(a, /, b: int = 1, *c, d, **e) -> None:\n    async with g as h, i:\n        await j\n"
+    "    [k async for k in l]\n    lambda m=n: (o := p)\n    del q[r:s:t], u.v\n",
+    "match a:\n    case [b, *c] | {'d': e, **f} | G(h=i) as j if k:\n        pass\n",
+]
+
+
+@pytest.mark.parametrize("order", ["as_written", "reversed"])
+def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
+    """QuickVisitor.walk reads children field by field, in the order libcst's own visit has; the
+    order is learnt per node type, and again when a field it only visits when set turns up (an
+    f-string's format spec), whichever kind of node comes first."""
+    from tf_grl_migrate import nodes
+
+    sources = [*WALK_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)]
+    nodes._FIELDS.clear()
+    for source in sources if order == "as_written" else sources[::-1]:
+        module = cst.parse_module(source)
+        theirs, ours = _Collector(), _Collector()
+        module.visit(theirs)
+        ours.walk(module)
+        assert list(ours.order) == list(theirs.order)
+        assert ours.parents == theirs.parents

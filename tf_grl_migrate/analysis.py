@@ -365,7 +365,7 @@ class Planner:
         # for the few nodes that need them (what QualifiedNameProvider's own pass would do for every
         # node), and positions are computed only when a diagnostic needs one.
         collector = _Collector()
-        self.module.visit(collector)
+        collector.walk(self.module)
         self.scopes = _scopes(wrapper, collector.stored_names())
         self._positions = None
         self.line_of = lambda line: line  # a slice's lines are mapped to the whole module's
@@ -787,7 +787,7 @@ class Planner:
             return ("GRL113", _not_a_graph_message(_code(call.func)))
         scan = _BodyScan()
         for stmt in site.with_node.body.body:
-            stmt.visit(scan)
+            scan.walk(stmt)
         recipe = _override_recipe(mapping)
         if scan.opaque:
             node, what = scan.opaque[0]
@@ -959,7 +959,7 @@ class Planner:
         if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
             return False
         scan = _BodyScan()
-        fdef.body.visit(scan)
+        scan.walk(fdef.body)
         if scan.opaque or scan.nested or any(
                 ops.OPERATOR_OP_TYPES.get(type(n.operator).__name__.removesuffix("Assign")) in mapped
                 for n in scan.operators):

@@ -3,6 +3,7 @@ names loaded by an expression, dotted attributes, import lines, the scopes code 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from contextlib import contextmanager
 
@@ -168,6 +169,75 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
             hook(self, original_node)
 
 
+    def walk(self, node) -> None:
+        """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
+        copy of every node it leaves (validating each) even for a visitor, which drops them. The
+        children are read field by field in libcst's own order (recorded once per node type)."""
+        if self._attribute_hooks:
+            node.visit(self)
+        else:
+            _walk(self, node)
+
+
+def _walk(visitor, node) -> None:
+    if visitor.on_visit(node):
+        known = _FIELDS.get(type(node))
+        fields = None
+        if known is not None:
+            fields = known[1].get(tuple([_is_set(getattr(node, f)) for f in known[0]]) if known[0] else ())
+        for field in _fields(node) if fields is None else fields:
+            value = getattr(node, field)
+            if isinstance(value, (tuple, list)):
+                for child in value:
+                    _walk(visitor, child)
+            elif value is not None and value.__class__ is not cst.MaybeSentinel:
+                _walk(visitor, value)
+    visitor.on_leave(node)
+
+
+_FIELDS: dict[type, tuple] = {}  # node type -> (fields whose presence picks the order, {presence: fields in order})
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields a node's own ``_visit_and_replace_children`` visits, in its order."""
+
+    def __init__(self):
+        self.fields = []
+
+    def on_visit(self, node):
+        return False
+
+    def on_leave(self, original_node):
+        pass
+
+    def on_visit_attribute(self, node, attribute):
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node, attribute):
+        pass
+
+
+def _is_set(value) -> bool:
+    return value is not None and value.__class__ is not cst.MaybeSentinel
+
+
+def _fields(node) -> tuple:
+    """The fields libcst visits on ``node``, in its order. A type may visit a field only when it
+    is set (an f-string's ``format_spec``), so the order is kept per type and per presence of
+    the fields seen unset and unvisited (each such field joins the key; a field set but never
+    visited holds no node, a ``str``)."""
+    order = _FieldOrder()
+    node._visit_and_replace_children(order)
+    fields = tuple(order.fields)
+    unset = {f.name for f in dataclasses.fields(node) if f.name not in fields and not _is_set(getattr(node, f.name))}
+    keys, orders = _FIELDS.get(type(node), ((), {}))
+    if not unset <= set(keys):
+        keys, orders = tuple(sorted(unset.union(keys))), {}
+    orders[tuple([_is_set(getattr(node, f)) for f in keys])] = fields
+    _FIELDS[type(node)] = (keys, orders)
+    return fields
+
+
 def _real_hook(cls, name):
     hook = getattr(cls, name, None)
     return None if hook is None or getattr(hook, "_is_no_op", False) else hook
@@ -183,13 +253,13 @@ class _LoadNames(QuickVisitor):
         self.nodes.append(node)
 
     def visit_Attribute(self, node):
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
 
 def _load_names(expr):
     visitor = _LoadNames()
-    expr.visit(visitor)
+    visitor.walk(expr)
     return visitor.nodes
 
 
@@ -215,7 +285,7 @@ def _is_dotted(node) -> bool:
 
 def _attributes(node) -> list:
     visitor = _Attributes()
-    node.visit(visitor)
+    visitor.walk(node)
     return visitor.nodes
 
 
