@@ -20,7 +20,7 @@ from libcst.metadata import (
 
 from . import facts, ops, precheck
 from .nodes import (QuickVisitor, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
-    _name_keyword_code, _respelled, Positions)
+    _name_keyword_code, _respelled, parsed_expression, Positions)
 from .report import Diagnostic
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
@@ -863,7 +863,7 @@ class Planner:
             return True
         names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
         passes_name = any(n is not None for n in names)
-        literal = all(n is None or _is_string_literal(cst.parse_expression(n)) for n in names)
+        literal = all(n is None or _is_string_literal(parsed_expression(n)) for n in names)
         if not reg.maker:
             if len(op_types) > 1:
                 return self.make_maker(reg, f"it is the override gradient of several op types "

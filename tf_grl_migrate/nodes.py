@@ -4,6 +4,7 @@ names loaded by an expression, dotted attributes, import lines, the scopes code 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from contextlib import contextmanager
 
@@ -15,6 +16,19 @@ from . import precheck
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+@functools.lru_cache(maxsize=1024)
+def parsed_statement(source: str) -> cst.BaseStatement:
+    """``cst.parse_statement``, once per text: the generated code repeats a few templates, and a
+    libcst node is immutable, so one parsed node serves every module that needs that text."""
+    return cst.parse_statement(source)
+
+
+@functools.lru_cache(maxsize=1024)
+def parsed_expression(source: str) -> cst.BaseExpression:
+    """``cst.parse_expression``, once per text (see :func:`parsed_statement`)."""
+    return cst.parse_expression(source)
 
 
 def _is_map_call(node) -> bool:

@@ -13,7 +13,7 @@ from libcst.metadata import GlobalScope, ImportAssignment
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
 from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
-    _is_import_line, _load_names, _mentions, _name_keyword_code, _respelled)
+    _is_import_line, _load_names, _mentions, _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
 
 
@@ -68,7 +68,7 @@ class Rewriter(Quick, cst.CSTTransformer):
 
     def leave_Attribute(self, original, updated):
         new = self.plan.renames.get(original)
-        return cst.parse_expression(new) if new else updated
+        return parsed_expression(new) if new else updated
 
     def leave_Subscript(self, original, updated):
         ref = self.plan.op_refs.get(original)
@@ -219,7 +219,7 @@ class Rewriter(Quick, cst.CSTTransformer):
         body = list(updated.body)
         if self.plan.new_imports:
             at = _import_insertion_point(body, self.markers)
-            body[at:at] = [cst.parse_statement(line + "\n") for line in self.plan.new_imports]
+            body[at:at] = [parsed_statement(line + "\n") for line in self.plan.new_imports]
         if not any(id(s) in self.markers for s in body):
             return updated.with_changes(body=body)
         body, carried = self._fix_block(body)
@@ -260,7 +260,7 @@ def _renamer(name: str):
         args = [a for a in updated.args if a.keyword is None]
         if len(args) != len(updated.args):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(func=cst.parse_expression(name) if "." in name else cst.Name(name), args=args)
+        return updated.with_changes(func=parsed_expression(name) if "." in name else cst.Name(name), args=args)
     return build
 
 
@@ -274,7 +274,7 @@ def _maker_call(head: str, forward: str):
         if len(args) != len(updated.args):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         made = f"{head}({forward}{f', name={_code(keyword.value)}' if keyword else ''})"
-        return updated.with_changes(func=cst.parse_expression(made), args=args)
+        return updated.with_changes(func=parsed_expression(made), args=args)
     return build
 
 
@@ -472,7 +472,7 @@ class _Builder:
 
         def to_flip(updated: cst.Call) -> cst.Call:
             arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return cst.Call(func=cst.parse_expression("tf_grl_migrate.flip_gradient"),
+            return cst.Call(func=parsed_expression("tf_grl_migrate.flip_gradient"),
                             args=[arg, cst.Arg(scale.deep_clone())])
 
         for call in calls:
@@ -520,7 +520,7 @@ class _Builder:
                f"    def {grad_fn}(dy):\n"
                f"{body}\n"
                f"    return {forward}, {grad_fn}\n")
-        self.plan.before_with.setdefault(site.with_node, []).append(cst.parse_statement(src))
+        self.plan.before_with.setdefault(site.with_node, []).append(parsed_statement(src))
         return name
 
     def convert(self, reg: Registration):
@@ -565,7 +565,7 @@ class _Builder:
             tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
         if reg.maker:
             tail = textwrap.indent(tail, "    ")
-        template = cst.parse_statement(head + tail + foot)
+        template = parsed_statement(head + tail + foot)
         inner_index = 1 if output else 0
 
         def build(updated: cst.FunctionDef) -> cst.FunctionDef:
@@ -588,7 +588,7 @@ class _Builder:
             self.plan.remove(reg.stmt)
         else:
             self.plan.remove(reg.name_expr)
-            assign = cst.parse_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
+            assign = parsed_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
             self.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
 
     def hoist_guard(self, reg: Registration):
@@ -689,10 +689,10 @@ def _reexport_builder(module: cst.Module, plan: Plan):
     # The legacy module-level instance keeps its shape: callable, and carrying `num_calls`.
     name = cls.name.value
     alias = "" if name == "FlipGradientBuilder" else f" as {name}"
-    reexport = cst.parse_statement(f"from tf_grl_migrate import FlipGradientBuilder{alias}\n")
+    reexport = parsed_statement(f"from tf_grl_migrate import FlipGradientBuilder{alias}\n")
     if head:
         reexport = reexport.with_changes(leading_lines=[cst.EmptyLine()])
-    instance_line = cst.parse_statement(f"{instance} = {name}()\n").with_changes(
+    instance_line = parsed_statement(f"{instance} = {name}()\n").with_changes(
         leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
     return module.with_changes(body=[*head, reexport, instance_line])
 
