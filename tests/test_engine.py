@@ -117,3 +117,11 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
         ours.walk(module)
         assert list(ours.order) == list(theirs.order)
         assert ours.parents == theirs.parents
+
+
+@pytest.mark.parametrize("arity", range(1, 9))
+def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
+    from tf_grl_migrate.rewrite import input_names
+
+    names = input_names(arity)
+    assert len(names) == len(set(names)) == arity and all(n.isidentifier() for n in names)

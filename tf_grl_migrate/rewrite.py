@@ -53,6 +53,14 @@ class Plan:
         return removed, dissolved
 
 
+def input_names(arity: int) -> list[str]:
+    """The parameters of a generated custom-gradient function, one per op input: ``x``; ``a``,
+    ``b``, ...; ``x0`` ... for an op of more than four inputs (never fewer names than inputs)."""
+    if arity == 1:
+        return ["x"]
+    return ["a", "b", "c", "d"][:arity] if arity <= 4 else [f"x{i}" for i in range(arity)]
+
+
 class Rewriter(Quick, cst.CSTTransformer):
     def __init__(self, plan: "Plan", parents: dict | None = None):
         super().__init__()
@@ -508,7 +516,7 @@ class _Builder:
         self.builtins[key] = name
         forwarded = "" if keyword is None else f", name={keyword}"
         used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in _load_names(a.value)}
-        inputs = [_fresh(n, used) for n in (["x"] if op.arity == 1 else ["a", "b", "c", "d"][: op.arity])]
+        inputs = [_fresh(n, used) for n in input_names(op.arity)]
         grad_fn = _fresh("grad_fn", used)
         if isinstance(call, cst.Call):
             forward = f"{self.spelled(call.func)}({', '.join(inputs)}{forwarded})"
@@ -526,7 +534,7 @@ class _Builder:
     def convert(self, reg: Registration):
         fdef = reg.fdef
         used = set(reg.body_names)
-        inputs = [_fresh(n, used) for n in (["x"] if reg.arity == 1 else ["a", "b", "c", "d"][: reg.arity])]
+        inputs = [_fresh(n, used) for n in input_names(reg.arity)]
         output = _fresh("y", used) if reg.uses_output else None
         grad_fn = _fresh("grad_fn", used)
         for line in reg.dropped:
