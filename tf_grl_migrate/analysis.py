@@ -131,6 +131,13 @@ class Site:
     phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
 
 
+# The nodes where libcst's ExpressionContextVisitor starts a STORE context, and the field it
+# starts it on (its visit_<Node> methods); _Collector.stored_names follows it down.
+_STORE_FIELD = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
+                cst.NamedExpr: "target", cst.AsName: "name", cst.CompFor: "target", cst.For: "target",
+                cst.ClassDef: "name", cst.FunctionDef: "name", cst.Param: "name"}
+
+
 class _Collector(QuickVisitor):
     def __init__(self):
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
@@ -155,6 +162,9 @@ class _Collector(QuickVisitor):
         if self._stack:
             self.parents[node] = self._stack[-1]
         self._stack.append(node)
+        stored = _STORE_FIELD.get(type(node))
+        if stored is not None:
+            self.store_roots.append(getattr(node, stored))
         return super().on_visit(node)
 
     def on_leave(self, original_node):
@@ -184,39 +194,16 @@ class _Collector(QuickVisitor):
         if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
             self.map_aliases.add(node.asname.name.value)
 
-    def visit_AssignTarget(self, node):
-        self.store_roots.append(node.target)
-
-    def visit_NamedExpr(self, node):
-        self.store_roots.append(node.target)
-
-    def visit_AsName(self, node):
-        self.store_roots.append(node.name)
-
-    def visit_CompFor(self, node):
-        self.store_roots.append(node.target)
-
-    def visit_For(self, node):
-        self.store_roots.append(node.target)
-
-    def visit_ClassDef(self, node):
-        self.store_roots.append(node.name)
-
-    def visit_Param(self, node):
-        self.store_roots.append(node.name)
-
     def visit_Assign(self, node):
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
                 self.attr_values.setdefault(target.target.attr.value, []).append(node.value)
 
     def visit_AugAssign(self, node):
-        self.store_roots.append(node.target)
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(None)
 
     def visit_AnnAssign(self, node):
-        self.store_roots.append(node.target)
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(node.value)
 
@@ -226,7 +213,6 @@ class _Collector(QuickVisitor):
         return [c for c in self.name_calls if c.func.value in self.map_aliases]
 
     def visit_FunctionDef(self, node):
-        self.store_roots.append(node.name)
         if node.decorators:
             self.defs.append(node)
 

@@ -166,19 +166,15 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         type.__setattr__(cls, "_leaves", {})
 
     def on_visit(self, node) -> bool:
-        kind = type(node)
-        try:
-            hook = self._visits[kind]
-        except KeyError:
-            hook = self._visits[kind] = _real_hook(type(self), "visit_" + kind.__name__)
+        hook = self._visits.get(type(node), _UNKNOWN)
+        if hook is _UNKNOWN:
+            hook = self._visits[type(node)] = _real_hook(type(self), "visit_", node)
         return hook is None or hook(self, node) is not False
 
     def on_leave(self, original_node) -> None:
-        kind = type(original_node)
-        try:
-            hook = self._leaves[kind]
-        except KeyError:
-            hook = self._leaves[kind] = _real_hook(type(self), "leave_" + kind.__name__)
+        hook = self._leaves.get(type(original_node), _UNKNOWN)
+        if hook is _UNKNOWN:
+            hook = self._leaves[type(original_node)] = _real_hook(type(self), "leave_", original_node)
         if hook is not None:
             hook(self, original_node)
 
@@ -252,8 +248,11 @@ def _fields(node) -> tuple:
     return fields
 
 
-def _real_hook(cls, name):
-    hook = getattr(cls, name, None)
+_UNKNOWN = object()
+
+
+def _real_hook(cls, prefix: str, node):
+    hook = getattr(cls, prefix + type(node).__name__, None)
     return None if hook is None or getattr(hook, "_is_no_op", False) else hook
 
 
