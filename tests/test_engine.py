@@ -74,7 +74,7 @@ def test_positions_are_libcsts_own(source):
     """nodes.Positions gives every node the start libcst's PositionProvider records for it."""
     from libcst.metadata import PositionProvider
 
-    from tf_grl_migrate.nodes import Positions
+    from tf_grl_migrate.traversal import Positions
 
     module = cst.parse_module(source)
     collector = _Collector()
@@ -106,7 +106,7 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
     """QuickVisitor.walk reads children field by field, in the order libcst's own visit has; the
     order is learnt per node type, and again when a field it only visits when set turns up (an
     f-string's format spec), whichever kind of node comes first."""
-    from tf_grl_migrate import nodes
+    from tf_grl_migrate import traversal as nodes
 
     sources = [*WALK_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)]
     nodes._FIELDS.clear()

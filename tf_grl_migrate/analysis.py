@@ -19,9 +19,10 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .nodes import (QuickVisitor, _attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names,
-    _name_keyword_code, _respelled, parsed_expression, Positions)
+from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, _name_keyword_code,
+    _respelled, parsed_expression)
 from .report import Diagnostic
+from .traversal import Positions, QuickVisitor
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
     from libcst.metadata import BaseMetadataProvider, ExpressionContext, ExpressionContextProvider

@@ -12,9 +12,10 @@ from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
-from .nodes import (Quick, _bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
+from .nodes import (_bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
     _is_import_line, _load_names, _mentions, _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
+from .traversal import Quick
 
 
 @dataclass
