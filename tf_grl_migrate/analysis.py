@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import (
     Assignment,
+    BaseMetadataProvider,
     ClassScope,
+    ExpressionContext,
+    ExpressionContextProvider,
     FunctionScope,
     GlobalScope,
     ImportAssignment,
@@ -25,24 +28,13 @@ from .report import Diagnostic
 from .traversal import Positions, QuickVisitor
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
-    from libcst.metadata import BaseMetadataProvider, ExpressionContext, ExpressionContextProvider
-    from libcst.metadata.expression_context_provider import ExpressionContextVisitor
     from libcst.metadata.scope_provider import ScopeVisitor
-except ImportError:  # pragma: no cover - a libcst that moved them: the public provider does the same
+except ImportError:  # pragma: no cover - a libcst that moved it: the public provider does the same
     ScopeVisitor = None
 
 if ScopeVisitor is not None:
-    class _QuickContextVisitor(ExpressionContextVisitor, QuickVisitor):
-        pass
-
     class _QuickScopeVisitor(ScopeVisitor, QuickVisitor):
         pass
-
-    class _Context(BaseMetadataProvider):
-        """ExpressionContextProvider's work: its visit_Module runs this one visitor."""
-
-        def _gen_impl(self, module):
-            module.visit(_QuickContextVisitor(self, ExpressionContext.LOAD))
 
     class _Scopes(BaseMetadataProvider):
         """ScopeProvider's work: its visit_Module runs this one visitor."""
@@ -56,18 +48,21 @@ if ScopeVisitor is not None:
 
 
 def _scopes(wrapper: MetadataWrapper, stores: dict | None = None):
-    """The scope of every node, as ``wrapper.resolve(ScopeProvider)`` gives it. Both providers it
-    needs only run one plain visitor from ``visit_Module``, yet as batchable providers each costs
-    a batched walk over every node (and an ``inspect.getmembers``), and the wrapper adds an empty
-    one after a plain provider: together about 40% of a small file's migration. So the two
-    visitors run directly, the same metadata in the same places (every case's output is compared
-    byte for byte); a libcst without these internals takes the public road. ``stores``: the
-    expression contexts as ``_Collector.stored_names`` gathers them, instead of their own walk."""
+    """The scope of every node, as ``wrapper.resolve(ScopeProvider)`` gives it. As a batchable
+    provider it costs a batched walk over every node (and an ``inspect.getmembers``), the wrapper
+    adds an empty one after it, and the expression-context provider it depends on is one more
+    walk, asked one thing: which Names are stored. So libcst's scope visitor runs directly, and
+    the stored Names come from the planner's own walk (``stores``, from
+    ``_Collector.stored_names``; gathered here when not given): the same scopes, compared with
+    libcst's own in tests/test_engine.py. A libcst without these internals takes the public road."""
     if ScopeVisitor is None:  # pragma: no cover
         return wrapper.resolve(ScopeProvider)
+    if stores is None:
+        collector = _Collector()
+        collector.walk(wrapper.module)
+        stores = collector.stored_names()
     try:
-        if ExpressionContextProvider not in wrapper._metadata:
-            wrapper._metadata[ExpressionContextProvider] = _Context()._gen(wrapper) if stores is None else stores
+        wrapper._metadata.setdefault(ExpressionContextProvider, stores)
         return _Scopes()._gen(wrapper)
     except AttributeError:  # pragma: no cover - internals changed
         return wrapper.resolve(ScopeProvider)
