@@ -74,7 +74,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
             return Result(reexport.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan, planner.parents))
     new_code = _keep_module_start(module, new_module).code
-    safety.check(code, new_code, removed, dissolved)
+    safety.check(code, new_code, removed, dissolved, original_tree=precheck.parsed(code, parse=False))
     return Result(new_code, diagnostics, blocked)
 
 

@@ -90,15 +90,18 @@ def _decide(tree):
 _LAST: tuple | None = None  # (code, its ast) of the last screen that left the decision to libcst
 
 
-def parsed(code: str):
+def parsed(code: str, parse: bool = True):
     """The ``ast`` of ``code``: the screen's own when it just parsed this very text (a long module
-    is parsed once), else a fresh parse; None when Python cannot parse it."""
+    is parsed once), else a fresh parse (or None with ``parse=False``); None when Python cannot
+    parse it."""
     import ast
 
     global _LAST
     last, _LAST = _LAST, None
     if last is not None and last[0] is code:
         return last[1]
+    if not parse:
+        return None
     try:
         return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -34,13 +34,15 @@ class SafetyError(Exception):
     """The rewrite did not pass the tool's own checks; the file must not be written."""
 
 
-def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False) -> None:
+def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False,
+          original_tree=None) -> None:
     """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery.
 
     ``removed``: (source, enclosing def/class names) of each statement the plan removes on
     purpose (compound ones count with everything inside them); ``dissolved``: the source of each
     statement inside a removed override block; ``whole_module``: the plan replaces the module (a
-    DANN builder becoming a re-export of the runtime), so only check 2 applies."""
+    DANN builder becoming a re-export of the runtime), so only check 2 applies; ``original_tree``:
+    ``ast.parse(original)`` when the caller has it (the screen's), else it is parsed here."""
     try:
         new_tree = ast.parse(new)
     except SyntaxError as exc:
@@ -58,7 +60,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
         tree = ast.parse(source)
         allowed.update(_keys(tree, flips=False))
         _check_not_read(tree, path, new_tree)
-    missing = _keys(ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
+    missing = _keys(original_tree or ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
     if missing:
         kind, shape = sorted(missing)[0]
         raise SafetyError(f"the rewrite would remove a `{kind}` statement that is not override machinery "
