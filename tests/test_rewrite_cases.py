@@ -122,10 +122,32 @@ def test_a_map_key_that_is_no_op_type_is_noted_and_named():
     assert "'Floor' ops was meant" in floor.message and "another gradient was meant" in clip.message
 
 
+def test_a_helpers_own_override_block_that_makes_the_callers_op_type_refuses_the_caller():
+    """A helper's own override block is entered without making an op, so a caller's block may
+    wrap what it makes itself, but only when the helper makes no op of the caller's types: here
+    the helper's block gives its Sign op its own gradient in TF1, so the caller is refused (and
+    the helper's block, proven on its own, is migrated)."""
+    source = ("import tensorflow as tf\n\n\n@tf.RegisterGradient(\"SignClipped\")\ndef _sign_clipped(op, grad):\n"
+              "    return tf.clip_by_value(grad, -1.0, 1.0)\n\n\ndef binarize(x):\n"
+              "    with tf.get_default_graph().gradient_override_map({\"Sign\": \"SignClipped\"}):\n"
+              "        return tf.sign(x)\n\n\ndef binary_layer(x):\n"
+              "    with tf.get_default_graph().gradient_override_map({\"Sign\": \"Identity\"}):\n"
+              "        return tf.sign(binarize(x) + 0.5)\n")
+    result = migrate_code(source)
+    assert [(d.line, d.code) for d in result.diagnostics] == [(15, "GRL101")]
+    assert "`binarize`, which may create 'Sign' ops" in result.diagnostics[0].message
+    assert "return _sign_clipped(x)" in result.code
+    assert result.code.count("gradient_override_map") == 1
+
+
 def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
-    """A block the first pass refused because of a helper's own (dissolved) override is migrated
-    by a second pass; a refusal further down still points at its line in the input."""
-    source = _read(CASES / "rewrite" / "helper_whose_override_block_does_nothing" / "before.py") + (
+    """A block refused because of a helper's own override block, which that pass dissolves, is
+    migrated by a second pass (here the helper's graph comes from a call the tool cannot see
+    into, K.get_session(), gone with the dissolved block); a refusal further down still points at
+    its line in the input."""
+    source = _read(CASES / "rewrite" / "helper_whose_override_block_does_nothing" / "before.py").replace(
+        "import tensorflow as tf\n", "import tensorflow as tf\nfrom keras import backend as K\n").replace(
+        "tf.get_default_graph().gradient_override_map({\"Floor\"", "K.get_session().graph.gradient_override_map({\"Floor\"") + (
         "\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({\"NoSuchOp\": \"Identity\"}):\n"
         "        return tf.identity(x)\n")
     result = migrate_code(source)

@@ -929,6 +929,8 @@ class Planner:
         calls deep."""
         if self.creates_no_op(call, names):
             return True
+        if seen and self.enters_override(call):
+            return True
         if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
             return ops.op_type_of_callable(names).name not in mapped
         created = ops.ops_created(names)
@@ -948,6 +950,19 @@ class Planner:
             return False
         return all(self.makes_none_of(inner, self.qn(inner.func, raw=True), mapped, seen | {fdef})
                    for inner in scan.calls)
+
+    def enters_override(self, call: cst.Call) -> bool:
+        """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
+        block calls: another override block, which makes no op as it is entered (its receiver's
+        other calls and its body are scanned like any other code). The types it maps do not matter
+        there: any op of the outer block's types in the helper refuses the outer block already.
+        Not in the block itself, where an inner map may give the outer block's types another
+        gradient."""
+        func = call.func
+        if self.qn(func) & ops.DEFAULT_GRAPH:
+            return True
+        return (isinstance(func, cst.Attribute) and func.attr.value == "gradient_override_map"
+                and self.is_graph(func.value))
 
     def creates_no_op(self, call: cst.Call, names) -> bool:
         """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
