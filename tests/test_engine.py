@@ -119,6 +119,63 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
         assert ours.parents == theirs.parents
 
 
+class _Recorder(cst.CSTVisitor):
+    """Every hook libcst calls, field hooks included (ClassDef and Call fields, and a visit that
+    visits its children itself and skips libcst's own walk of them, as ScopeVisitor's do)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_visit(self, node):
+        self.calls.append(("visit", type(node).__name__))
+        if isinstance(node, cst.Lambda):
+            node.body.visit(self)
+            return False
+        return True
+
+    def on_leave(self, original_node):
+        self.calls.append(("leave", type(original_node).__name__))
+
+    def visit_ClassDef_bases(self, node):
+        self.calls.append(("visit field", "bases"))
+
+    def leave_ClassDef_bases(self, node):
+        self.calls.append(("leave field", "bases"))
+
+    def visit_Call_args(self, node):
+        self.calls.append(("visit field", "args"))
+
+    def leave_Call_args(self, node):
+        self.calls.append(("leave field", "args"))
+
+
+def test_a_visitor_that_walks_itself_sees_libcsts_calls_in_libcsts_order():
+    """A visitor class registered with walks_itself takes the quick walk for every node.visit(it),
+    also those its own hooks start, with its field hooks at the places libcst calls them; any
+    other visitor still takes libcst's own visit, which the registration leaves untouched."""
+    from tf_grl_migrate import traversal
+
+    class Quick(traversal.Quick, _Recorder):
+        pass
+
+    traversal.walks_itself(Quick)
+    sources = [*WALK_SOURCES, "class A(B, C, metaclass=D):\n    e = f(g, h=i)\n    k = lambda: l(m)\n",
+               *(p.read_text(encoding="utf-8") for p in SOURCES)]
+    for source in sources:
+        module = cst.parse_module(source)
+        theirs, ours = _Recorder(), Quick()
+        assert module.visit(theirs) is not None
+        assert module.visit(ours) is module
+        assert ours.calls == theirs.calls
+    transformed = cst.parse_module("a = b\n").visit(_Renamer())
+    assert transformed.code == "a = c\n"  # a transformer is still libcst's own walk
+
+
+class _Renamer(cst.CSTTransformer):
+    def leave_Name(self, original_node, updated_node):
+        return updated_node.with_changes(value="c") if original_node.value == "b" else updated_node
+
+
 @pytest.mark.parametrize("arity", range(1, 9))
 def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
     from tf_grl_migrate.rewrite import input_names

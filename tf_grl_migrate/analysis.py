@@ -25,7 +25,7 @@ from . import facts, ops, precheck
 from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, _name_keyword_code,
     _respelled, parsed_expression)
 from .report import Diagnostic
-from .traversal import Positions, QuickVisitor
+from .traversal import Positions, QuickVisitor, walks_itself
 
 try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
     from libcst.metadata.scope_provider import ScopeVisitor
@@ -33,8 +33,10 @@ except ImportError:  # pragma: no cover - a libcst that moved it: the public pro
     ScopeVisitor = None
 
 if ScopeVisitor is not None:
+    @walks_itself
     class _QuickScopeVisitor(ScopeVisitor, QuickVisitor):
-        pass
+        """libcst's scope visitor, its hooks found once per type; its walk (and the walks its
+        hooks start on children) rebuilds no node."""
 
     class _Scopes(BaseMetadataProvider):
         """ScopeProvider's work: its visit_Module runs this one visitor."""

@@ -87,26 +87,69 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
         children are read field by field in libcst's own order (recorded once per node type)."""
-        if self._attribute_hooks:
-            node.visit(self)
-        else:
-            _walk(self, node)
+        _walk(self, node, _hooked_types(type(self)))
 
 
-def _walk(visitor, node) -> None:
+def _hooked_types(cls) -> frozenset:
+    """The node types whose fields ``cls`` has ``visit_<Node>_<field>`` hooks for."""
+    return frozenset(node for _, node, _ in getattr(cls, "_attribute_hooks", ()))
+
+
+def _walk(visitor, node, hooked: frozenset) -> None:
     if visitor.on_visit(node):
         known = _FIELDS.get(type(node))
         fields = None
         if known is not None:
             fields = known[1].get(tuple([_is_set(getattr(node, f)) for f in known[0]]) if known[0] else ())
+        attributes = hooked and type(node).__name__ in hooked
         for field in _fields(node) if fields is None else fields:
+            if attributes:
+                visitor.on_visit_attribute(node, field)
             value = getattr(node, field)
             if isinstance(value, (tuple, list)):
                 for child in value:
-                    _walk(visitor, child)
+                    _walk(visitor, child, hooked)
             elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                _walk(visitor, value)
+                _walk(visitor, value, hooked)
+            if attributes:
+                visitor.on_leave_attribute(node, field)
     visitor.on_leave(node)
+
+
+class _SelfWalking:
+    """Visitor classes whose every ``node.visit(visitor)`` takes the walk above: those whose own
+    hooks visit children themselves (``node.body.visit(self)``, as libcst's ScopeVisitor does), which
+    ``QuickVisitor.walk`` cannot reach. ``CSTNode.visit`` and ``Module.visit`` get a dispatcher once,
+    on the first registration; any other visitor goes on to libcst's own method, untouched."""
+
+    classes: dict[type, frozenset] = {}
+
+    @classmethod
+    def register(cls, visitor_class: type) -> type:
+        for klass in (cst.CSTNode, cst.Module):
+            original = klass.__dict__["visit"]
+            if getattr(original, "_walks", None) is not cls.classes:
+                klass.visit = cls._dispatcher(original)
+        cls.classes[visitor_class] = _hooked_types(visitor_class)
+        return visitor_class
+
+    @classmethod
+    def _dispatcher(cls, original):
+        classes = cls.classes
+
+        def visit(self, visitor):
+            hooked = classes.get(visitor.__class__)
+            if hooked is None:
+                return original(self, visitor)
+            _walk(visitor, self, hooked)
+            return self
+
+        visit._walks = classes
+        visit.__doc__, visit.__name__, visit.__qualname__ = original.__doc__, original.__name__, original.__qualname__
+        return visit
+
+
+walks_itself = _SelfWalking.register
 
 
 _FIELDS: dict[type, tuple] = {}  # node type -> (fields whose presence picks the order, {presence: fields in order})
