@@ -120,11 +120,14 @@ def test_fingerprint_covers_libcst_and_every_module_of_the_package(monkeypatch, 
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache_mod, "__file__", str(copy / "cache.py"))
     assert cache_mod.fingerprint() == base  # same bytes, same fingerprint
-    for name in ("safety.py", "_tf_renames.py", "_tf_op_table.json"):  # modules and data no hand list named
+    for name in ("safety.py", "_tf_renames.py", "_tf_op_table.json", "idioms/straight_through.py"):  # no hand list
         (copy / name).write_text((package / name).read_text() + "\n")
         assert cache_mod.fingerprint() != base
         (copy / name).write_text((package / name).read_text())
-    (copy / "new_idiom.py").write_text("")
+    (copy / "idioms" / "new_idiom.py").write_text("")
+    assert cache_mod.fingerprint() != base
+    (copy / "idioms" / "new_idiom.py").unlink()
+    (copy / "new_module.py").write_text("")
     assert cache_mod.fingerprint() != base
 
 

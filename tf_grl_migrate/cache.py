@@ -43,11 +43,22 @@ def fingerprint() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     # every module and data file of the package, not a hand-kept list: a new module that decides
     # results (the safety net) or a regenerated table (the op table) can never give stale hits
-    for name in sorted(n for n in os.listdir(here) if n.endswith((".py", ".json", ".txt"))):
+    # (its subpackages too: tf_grl_migrate/idioms/)
+    for name in _package_files(here):
         with open(os.path.join(here, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read())
     digest.update(_libcst_version().encode())
     return digest.hexdigest()[:20]
+
+
+def _package_files(here: str) -> list[str]:
+    """Paths (relative, with ``/``) of the package's modules and data files, subpackages included."""
+    found = []
+    for root, dirs, files in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(root, here).replace(os.sep, "/")
+        found += [n if rel == "." else f"{rel}/{n}" for n in files if n.endswith((".py", ".json", ".txt"))]
+    return sorted(found)
 
 
 def _libcst_version() -> str:
