@@ -178,7 +178,7 @@ class _Renamer(cst.CSTTransformer):
 
 @pytest.mark.parametrize("arity", range(1, 9))
 def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
-    from tf_grl_migrate.rewrite import input_names
+    from tf_grl_migrate.nodes import input_names
 
     names = input_names(arity)
     assert len(names) == len(set(names)) == arity and all(n.isidentifier() for n in names)

@@ -22,6 +22,7 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
+from .idioms import override_block
 from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, _name_keyword_code,
     _respelled, parsed_expression)
 from .report import Diagnostic
@@ -237,31 +238,6 @@ class _Collector(QuickVisitor):
             elif isinstance(node, cst.StarredElement):
                 stack.append(node.value)
         return stores
-
-
-_OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
-                 "affected ops by hand with @tf.custom_gradient")
-
-
-_TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be entered where the tool cannot follow "
-                   "it; TF2 ignores it however it is entered, so rewrite the affected ops by hand with "
-                   "@tf.custom_gradient")
-
-
-def _override_recipe(mapping) -> str:
-    """The runtime answer for a model-wide override (guided backprop, deconvnet, a quantised
-    model): the same map, applied where TF2 computes the gradient."""
-    shown = " ".join(_code(mapping).split())
-    return (f"or keep the registrations and apply the map where the gradient is taken: `with "
-            f"tf_grl_migrate.override_gradients({shown}): grads = tape.gradient(y, x)` (README: \"Guided "
-            "backprop and other model-wide overrides\")")
-
-
-def _not_a_graph_message(func: str) -> str:
-    return (f"`{func}` is not provably tf.Graph.gradient_override_map (a wrapper, or a receiver the tool cannot "
-            "resolve to a graph); TF2 ignores graph gradient overrides however they are entered, so wrap the "
-            "overridden ops yourself in a @tf.custom_gradient function (or bind the graph with "
-            "`g = tf.get_default_graph()` where the tool can see it)")
 
 
 class _BodyScan(QuickVisitor):
@@ -633,16 +609,16 @@ class Planner:
         for call in wrappers:
             with_node = wrapped_withs.get(id(call))
             if with_node is not None:
-                self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", _not_a_graph_message(_code(call.func))))
+                self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", override_block.not_a_graph(_code(call.func))))
             else:
-                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH))
         for call in self.collector.map_calls:
             if id(call) not in in_with:
-                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", _OUTSIDE_WITH))
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH))
         for node in self.taken_as_value():
-            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", _TAKEN_AS_VALUE))
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", override_block.TAKEN_AS_VALUE))
         for node in self.collector.private_refs:
-            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", precheck.PRIVATE_MAP_MESSAGE))
+            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", override_block.PRIVATE_MAP))
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)
@@ -754,7 +730,7 @@ class Planner:
                 site.phantoms.append(op_name)
                 continue
             if op is None:
-                return ("GRL104", precheck.unknown_op_message(op_name))
+                return ("GRL104", override_block.unknown_op(op_name))
             target = self.match_target(element.value)
             if isinstance(target, tuple):
                 return target
@@ -768,11 +744,11 @@ class Planner:
             mapped.add(op_name)
             site.entries.append((op, target))
         if not self.is_graph(call.func.value):
-            return ("GRL113", _not_a_graph_message(_code(call.func)))
+            return ("GRL113", override_block.not_a_graph(_code(call.func)))
         scan = _BodyScan()
         for stmt in site.with_node.body.body:
             scan.walk(stmt)
-        recipe = _override_recipe(mapping)
+        recipe = override_block.recipe(_code(mapping))
         if scan.opaque:
             node, what = scan.opaque[0]
             return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
@@ -1291,10 +1267,8 @@ class Planner:
                 keys = ", ".join(repr(k) for k in site.phantoms)
                 meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
                 hint = f"'{meant[0]}' ops" if meant else "another gradient"
-                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203", (
-                    f"note: {keys} in this override map is no op type (op types are CamelCase, such as 'Cast' "
-                    f"or 'Maximum'), so TF1 overrode nothing for it and neither does the migrated code; if {hint} "
-                    "was meant, write that gradient with @tf.custom_gradient")))
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203",
+                                                   override_block.phantom_keys(keys, hint)))
         self.note_unused_registrations()
         return [s for s in self.sites if not s.refusal]
 

@@ -15,9 +15,10 @@ from libcst.metadata import MetadataWrapper
 
 from . import facts, precheck, safety, slicing
 from .analysis import Planner
-from .nodes import _code, _is_import_line
+from .nodes import _code
 from .report import Diagnostic
-from .rewrite import Rewriter, _Builder, _keep_module_start, _reexport_builder
+from .idioms import dann_reexport, keras_engine
+from .rewrite import Rewriter, _Builder, _keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
 
@@ -65,10 +66,10 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     if not sites and not exported:
         return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
-    diagnostics = sorted([*diagnostics, *_keras_engine_notes(planner)])
+    diagnostics = sorted([*diagnostics, *keras_engine.notes(planner)])
     removed, dissolved = plan.machinery(planner.parents)
     if use_runtime:
-        reexport = _reexport_builder(wrapper.module, plan)
+        reexport = dann_reexport.reexport(wrapper.module, plan)
         if reexport is not None:
             safety.check(code, reexport.code, removed, dissolved, whole_module=True)
             return Result(reexport.code, diagnostics)
@@ -93,24 +94,6 @@ def _blocked_links(planner: Planner) -> dict:
                 if target.spelling in mentioned and not target.refusal:
                     blocked[(target.registered_in, target.function)] = site.refusal[1]
     return blocked
-
-
-def _keras_engine_notes(planner: Planner) -> list[Diagnostic]:
-    """A migrated file that imports ``keras.engine`` (gone in Keras 3, where legacy Keras DANN
-    layers import ``Layer`` from) still fails at import under TF2: say which drop-in to use."""
-    notes = []
-    for stmt in planner.module.body:
-        if not _is_import_line(stmt):
-            continue
-        for small in stmt.body:
-            names = ([_code(a.name) for a in small.names] if isinstance(small, cst.Import)
-                     else [_code(small.module)] if small.module is not None else [])
-            if any(n == "keras.engine" or n.startswith("keras.engine.") for n in names):
-                notes.append(Diagnostic(*planner.pos(stmt), "GRL201",
-                                        "note: this file imports keras.engine, which Keras 3 (TF >= 2.16) removed; "
-                                        "import Layer from keras (keras.layers.Layer), or use "
-                                        "tf_grl_migrate.GradientReversal as a drop-in gradient reversal layer"))
-    return notes
 
 
 def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None) -> Result:

@@ -1,6 +1,8 @@
-"""The one table of diagnostic codes: code -> title. Each message is written where the code is
-raised (analysis.py for 1xx, codemod.py for 2xx, files.py / notebooks.py / api.py for 9xx);
-tests/test_codes.py checks that every code here has a README row and a test that raises it."""
+"""The one table of diagnostic codes: code -> title. Each 1xx/2xx code is owned by one idiom
+(tf_grl_migrate/idioms), which holds an example of it and, where it alone gives it, its message;
+the others are written where analysis.py decides (GRL102-GRL110, GRL114). 9xx belong to the file
+layer (files.py, notebooks.py, api.py), as does GRL112. tests/test_idioms.py checks the owners and
+runs the examples; tests/test_codes.py checks that every code has a README row and a test."""
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
 # 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).

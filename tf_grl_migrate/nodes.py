@@ -161,3 +161,11 @@ def _fresh(base: str, used: set) -> str:
         name += "_"
     used.add(name)
     return name
+
+
+def input_names(arity: int) -> list[str]:
+    """The parameters of a generated custom-gradient function, one per op input: ``x``; ``a``,
+    ``b``, ...; ``x0`` ... for an op of more than four inputs (never fewer names than inputs)."""
+    if arity == 1:
+        return ["x"]
+    return ["a", "b", "c", "d"][:arity] if arity <= 4 else [f"x{i}" for i in range(arity)]

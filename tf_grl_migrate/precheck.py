@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import re
 
+from .idioms import override_block
+
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
 
 
 def may_hold_override(code: str) -> bool:
     return MARKER in code
-
-
-PRIVATE_MAP_MESSAGE = (
-    "this code uses the graph's private `_gradient_override_map` dict, which TF2 ignores like the map itself; "
-    "rewrite the affected ops by hand with @tf.custom_gradient (or use tf_grl_migrate.override_gradients where "
-    "the gradient is taken)")
-
-
-def unknown_op_message(op_name: str) -> str:
-    return (f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
-            "@tf.custom_gradient function (TF2 ignores gradient_override_map)")
 
 
 def screen(code: str):
@@ -67,7 +58,7 @@ def _decide(tree):
         if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.ctx, ast.Load):
             loads += 1
         elif isinstance(n, ast.Attribute) and n.attr == PRIVATE:  # the graph's private map, written or read
-            private.append(Diagnostic(n.lineno, n.col_offset + 1, "GRL111", PRIVATE_MAP_MESSAGE))
+            private.append(Diagnostic(n.lineno, n.col_offset + 1, "GRL111", override_block.PRIVATE_MAP))
     if loads > len(calls):
         return None  # the method taken as a value somewhere (or an attribute of that name read): libcst decides
     if not calls:
@@ -83,7 +74,7 @@ def _decide(tree):
         first = mapping.keys[0].value
         if not isinstance(first, str) or first in ops.OP_TYPES or not ops.can_be_op_type(first):
             return None
-        diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", unknown_op_message(first)))
+        diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", override_block.unknown_op(first)))
     return sorted(set(diagnostics))
 
 

@@ -1,10 +1,10 @@
-"""Build and apply the edit plan for the sites the analysis accepted: custom-gradient templates,
-the libcst transformer, dead-code and import edits (libcst only here)."""
+"""Build and apply the edit plan for the sites the analysis accepted: each idiom's emit
+(tf_grl_migrate.idioms) fills the plan, then the libcst transformer applies it, with the
+dead-code and import edits (libcst only here and in the idioms)."""
 
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -12,8 +12,9 @@ from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
 from .analysis import Dispatch, Planner, Registration, Site, _regs
-from .nodes import (_bound_name, _code, _def_path, _enclosing_scopes, _fresh, _is_docstring,
-    _is_import_line, _load_names, _mentions, _name_keyword_code, _respelled, parsed_expression, parsed_statement)
+from .idioms import registered_gradient, runtime_reversal, straight_through
+from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
+    _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
 from .traversal import Quick
 
@@ -52,14 +53,6 @@ class Plan:
                         for alias in node.names if _bound_name(alias) in names]
         dissolved = [_code(stmt) for with_node in self.with_items for stmt in with_node.body.body]
         return removed, dissolved
-
-
-def input_names(arity: int) -> list[str]:
-    """The parameters of a generated custom-gradient function, one per op input: ``x``; ``a``,
-    ``b``, ...; ``x0`` ... for an op of more than four inputs (never fewer names than inputs)."""
-    if arity == 1:
-        return ["x"]
-    return ["a", "b", "c", "d"][:arity] if arity <= 4 else [f"x{i}" for i in range(arity)]
 
 
 class Rewriter(Quick, cst.CSTTransformer):
@@ -364,7 +357,7 @@ class _Builder:
             for call, op in site.calls:
                 target = by_type[op.name]
                 if isinstance(target, ops.BuiltinGradient):
-                    name = self.builtin_def(site, call, op, target)
+                    name = straight_through.emit(self, site, call, op, target)
                     self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
                     continue
                 if isinstance(target, facts.External) and target.import_from:
@@ -381,12 +374,12 @@ class _Builder:
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
-            scale = self.runtime_scale(reg, calls) if self.use_runtime and not reg.maker else None
+            scale = runtime_reversal.scale(self, reg, calls) if self.use_runtime and not reg.maker else None
             if scale is not None:
-                self.to_runtime(reg, scale, calls)
+                runtime_reversal.emit(self, reg, scale, calls)
                 continue
             name = self.called_as(reg)
-            self.convert(reg)
+            registered_gradient.emit(self, reg)
             if not reg.maker:
                 for call in calls:
                     self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
@@ -402,94 +395,6 @@ class _Builder:
         self.remove_dead_code()
         return self.plan
 
-    # -- --use-runtime: sites that are exactly tf_grl_migrate.flip_gradient -----------------------
-    def runtime_scale(self, reg: Registration, calls):
-        """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
-        forward = ops.op_type_of_callable(self.p.qn(reg.forward, raw=True))
-        if reg.arity != 1 or forward is None or forward.name != "Identity":
-            return None
-        if reg.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
-            return None
-        if reg.op_refs or reg.refusal:
-            return None
-        body = [s for s in reg.fdef.body.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
-            return None
-        ret = body[0].body[0]
-        if not isinstance(ret, cst.Return) or ret.value is None:
-            return None
-        value = ret.value
-        if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
-            value = value.elements[0].value
-        grad = reg.fdef.params.params[1].name.value
-        scale = self.match_reversal(value, grad)
-        if scale is None or not self.visible_at_sites(scale, calls):
-            return None
-        return scale
-
-    def match_reversal(self, e, grad: str):
-        def is_grad(x):
-            return isinstance(x, cst.Name) and x.value == grad
-
-        def negated(x):
-            if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
-                return x.expression
-            if isinstance(x, cst.Call) and len(x.args) == 1 and self.p.qn(x.func) & ops.NEGATIVE:
-                return x.args[0].value
-            return None
-
-        one = cst.Float("1.0")
-        if is_grad(negated(e)):
-            return one
-        pairs = []
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
-            pairs = [(e.left, e.right), (e.right, e.left)]
-        elif isinstance(e, cst.Call) and len(e.args) == 2 and not any(a.keyword for a in e.args):
-            names = self.p.qn(e.func)
-            if names & (ops.MULTIPLY | ops.SCALAR_MUL):
-                a, b = e.args[0].value, e.args[1].value
-                pairs = [(b, a)] if names & ops.SCALAR_MUL else [(a, b), (b, a)]
-        for g, other in pairs:
-            if is_grad(negated(g)) and not _mentions(other, grad):  # -grad * S, tf.negative(grad) * S
-                return other
-            if is_grad(g) and negated(other) is not None and not _mentions(negated(other), grad):  # grad * -S
-                return negated(other)
-        return None
-
-    def visible_at_sites(self, expr, calls) -> bool:
-        """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
-        for name in _load_names(expr):
-            refs = self.p.referents(name)
-            if not refs:
-                return False
-            for call in calls:
-                chain = _enclosing_scopes(self.p.scopes.get(call))
-                if any(ref.scope not in chain for ref in refs):
-                    return False
-        return True
-
-    def to_runtime(self, reg: Registration, scale, calls):
-        self.plan.removed_defs.add(reg.fdef)
-        self.plan.remove(reg.fdef)
-        if reg.kind == "decorator":
-            self.hoist_guard(reg)
-        else:  # "call" form (a factory's scale is never visible outside it)
-            self.plan.removed_stmts.add(reg.stmt)
-            self.plan.remove(reg.stmt)
-        if "import tf_grl_migrate" not in self.plan.new_imports:
-            self.plan.new_imports.append("import tf_grl_migrate")
-
-        def to_flip(updated: cst.Call) -> cst.Call:
-            arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            return cst.Call(func=parsed_expression("tf_grl_migrate.flip_gradient"),
-                            args=[arg, cst.Arg(scale.deep_clone())])
-
-        for call in calls:
-            self.plan.calls[call] = to_flip
-            self.plan.runtime_calls[call] = scale
-            self.plan.remove(call.func)  # e.g. array_ops.identity: its import may now be unused
-        self.plan.live[id(scale)] = scale  # the scale moves to the call sites: its names stay bound
-
     def callable_name(self, reg: Registration) -> str:
         if not reg.callable_name:
             if reg.kind == "factory" or reg.rename:
@@ -501,126 +406,6 @@ class _Builder:
             else:
                 reg.callable_name = reg.fdef.name.value
         return reg.callable_name
-
-    def builtin_def(self, site: Site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
-        """One generated function per block, op type and `name=` computing a gradient TensorFlow
-        provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
-        defined just before the block (so `name=` reads the same variables, when the op is
-        created, as before). ``call`` is the op call, or the ``a * b`` operator that creates it."""
-        keyword = _name_keyword_code(call) if isinstance(call, cst.Call) else None
-        key = (site.with_node, op.name, keyword, isinstance(call, cst.Call))
-        cached = self.builtins.get(key)
-        if cached:
-            return cached
-        suffix = "straight_through" if target.name == "Identity" else f"{target.name.lower()}_gradient"
-        name = _fresh(f"_{op.name.lower()}_{suffix}", self.taken)
-        self.builtins[key] = name
-        forwarded = "" if keyword is None else f", name={keyword}"
-        used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in _load_names(a.value)}
-        inputs = [_fresh(n, used) for n in input_names(op.arity)]
-        grad_fn = _fresh("grad_fn", used)
-        if isinstance(call, cst.Call):
-            forward = f"{self.spelled(call.func)}({', '.join(inputs)}{forwarded})"
-        else:
-            forward = f"{inputs[0]}{_code(call.operator)}{inputs[1]}"
-        body = textwrap.indent(target.grad_body(self.tf, "dy", inputs), " " * 8)
-        src = (f"@{self.tf}.custom_gradient\n"
-               f"def {name}({', '.join(inputs)}):\n"
-               f"    def {grad_fn}(dy):\n"
-               f"{body}\n"
-               f"    return {forward}, {grad_fn}\n")
-        self.plan.before_with.setdefault(site.with_node, []).append(parsed_statement(src))
-        return name
-
-    def convert(self, reg: Registration):
-        fdef = reg.fdef
-        used = set(reg.body_names)
-        inputs = [_fresh(n, used) for n in input_names(reg.arity)]
-        output = _fresh("y", used) if reg.uses_output else None
-        grad_fn = _fresh("grad_fn", used)
-        for line in reg.dropped:
-            self.plan.removed_stmts.add(line)
-            self.plan.remove(line)
-        for sub, (kind, index) in reg.op_refs.items():
-            if index is None:  # the whole op.inputs / op.outputs
-                self.plan.renames[sub] = f"[{', '.join(inputs) if kind == 'in' else output}]"
-                continue
-            if kind == "in" and index >= reg.arity:
-                raise SafetyError(f"op.inputs[{index}] of a {reg.arity}-input op")
-            self.plan.op_refs[sub] = inputs[index] if kind == "in" else output
-        grad_param = fdef.params.params[1].name.value
-        defined = self.callable_name(reg) if reg.rename else fdef.name.value
-        if reg.maker:  # def f(forward, name=None): @custom_gradient def wrapped(a, b): ...; return wrapped
-            forward_p = _fresh("forward", used)
-            name_p = _fresh("name", used) if reg.maker_name else None
-            keyword = f", name={name_p}" if name_p else ""
-            forward = f"{forward_p}({', '.join(inputs)}{keyword})"
-            wrapped = _fresh("wrapped", used)
-            head = (f"def {defined}({forward_p}{f', {name_p}=None' if name_p else ''}):\n"
-                    f"    @{self.tf}.custom_gradient\n    def {wrapped}({', '.join(inputs)}):\n")
-            foot = f"    return {wrapped}\n"
-        else:
-            keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
-            if isinstance(reg.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
-                forward = f"{inputs[0]}{_code(reg.forward)}{inputs[1]}"
-            else:
-                forward = f"{self.spelled(reg.forward)}({', '.join(inputs)}{keyword})"
-            head = f"@{self.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
-            foot = ""
-        if output:
-            tail = (f"    {output} = {forward}\n    def {grad_fn}({grad_param}):\n        pass\n"
-                    f"    return {output}, {grad_fn}\n")
-        else:
-            tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
-        if reg.maker:
-            tail = textwrap.indent(tail, "    ")
-        template = parsed_statement(head + tail + foot)
-        inner_index = 1 if output else 0
-
-        def build(updated: cst.FunctionDef) -> cst.FunctionDef:
-            outer = template.body
-            block = outer.body[0].body if reg.maker else outer
-            inner = block.body[inner_index].with_changes(body=updated.body)
-            block = block.with_changes(body=[*block.body[:inner_index], inner, *block.body[inner_index + 1:]])
-            if reg.maker:
-                block = outer.with_changes(body=[outer.body[0].with_changes(body=block), *outer.body[1:]])
-            return template.with_changes(body=block, leading_lines=updated.leading_lines,
-                                         lines_after_decorators=updated.lines_after_decorators)
-
-        self.plan.defs[fdef] = build
-        self.plan.renames.update(reg.renames)
-        if reg.kind == "decorator":
-            self.plan.remove(reg.decorator)
-            self.hoist_guard(reg)
-        elif reg.kind == "call":
-            self.plan.removed_stmts.add(reg.stmt)
-            self.plan.remove(reg.stmt)
-        else:
-            self.plan.remove(reg.name_expr)
-            assign = parsed_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
-            self.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
-
-    def hoist_guard(self, reg: Registration):
-        """``if name not in registered: @RegisterGradient(name) ...; registered.add(name)`` -> the body."""
-        block = self.p.parents.get(reg.fdef)
-        guard = self.p.parents.get(block)
-        if not (isinstance(guard, cst.If) and guard.orelse is None and isinstance(guard.test, cst.Comparison)):
-            return
-        test = guard.test
-        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.NotIn):
-            return
-        if self.p.key(test.left) != reg.name_key:
-            return
-        registry = _code(test.comparisons[0].comparator)
-        self.plan.hoisted_ifs.add(guard)
-        self.plan.remove(test)
-        for stmt in guard.body.body:
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
-                call = stmt.body[0].value
-                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                        and _code(call.func.value) == registry and call.func.attr.value in ("add", "append")):
-                    self.plan.removed_stmts.add(stmt)
-                    self.plan.remove(stmt)
 
     # -- code that only served the override --------------------------------------------------
     def is_dead(self, node) -> bool:
@@ -667,90 +452,6 @@ class _Builder:
             if ref.name in needed or not all(self.is_dead(access.node) for access in ref.references):
                 continue
             self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
-
-
-def _reexport_builder(module: cst.Module, plan: Plan):
-    """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
-    builder class and a module-level instance of it, as the legacy module had.
-
-    Shape: docstring, imports, ``class C`` with ``__init__`` (``self.num_calls = 0``) and
-    ``__call__(self, x, l=1.0)`` whose every statement is override plumbing, the counter, the
-    shim call ``tf_grl_migrate.flip_gradient(x, l)`` and ``return``, then ``name = C()``.
-    Returns the new module, or None when the module is anything more.
-    """
-    head, cls, instance = [], None, None
-    for stmt in module.body:
-        if _is_docstring(stmt) and not head and cls is None:
-            head.append(stmt)
-        elif _is_import_line(stmt):
-            future = [b for b in stmt.body if isinstance(b, cst.ImportFrom) and b.module is not None
-                      and _code(b.module) == "__future__"]
-            if future:
-                head.append(stmt)
-        elif isinstance(stmt, cst.ClassDef) and cls is None:
-            cls = stmt
-        elif cls is not None and instance is None and _instantiates(stmt, cls.name.value):
-            instance = stmt.body[0].targets[0].target.value
-        else:
-            return None
-    if cls is None or instance is None or not _is_dann_builder(cls, plan):
-        return None
-    # The legacy module-level instance keeps its shape: callable, and carrying `num_calls`.
-    name = cls.name.value
-    alias = "" if name == "FlipGradientBuilder" else f" as {name}"
-    reexport = parsed_statement(f"from tf_grl_migrate import FlipGradientBuilder{alias}\n")
-    if head:
-        reexport = reexport.with_changes(leading_lines=[cst.EmptyLine()])
-    instance_line = parsed_statement(f"{instance} = {name}()\n").with_changes(
-        leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-    return module.with_changes(body=[*head, reexport, instance_line])
-
-
-def _instantiates(stmt, class_name: str) -> bool:
-    """``name = ClassName()`` alone on its line. (Plain isinstance checks: importing libcst.matchers
-    for this one match would cost every worker process ~0.15 s, as much as libcst itself.)"""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
-    assign = stmt.body[0]
-    return (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)
-            and isinstance(assign.value, cst.Call) and not assign.value.args
-            and isinstance(assign.value.func, cst.Name) and assign.value.func.value == class_name)
-
-
-def _is_dann_builder(cls: cst.ClassDef, plan: Plan) -> bool:
-    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
-    others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not _is_docstring(s)]
-    if others or set(methods) != {"__init__", "__call__"}:
-        return False
-    init_body = [s for s in methods["__init__"].body.body if not _is_docstring(s)]
-    if len(init_body) != 1 or _code(init_body[0]).strip() != "self.num_calls = 0":
-        return False
-    call = methods["__call__"]
-    params = call.params.params
-    if len(params) != 3 or call.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or call.params.kwonly_params:
-        return False
-    x, l, default = params[1].name.value, params[2].name.value, params[2].default
-    if (x, l) != ("x", "l"):  # callers may pass them by keyword: only the shim's own names re-export
-        return False
-    if default is not None and not (isinstance(default, (cst.Float, cst.Integer)) and float(default.value) == 1.0):
-        return False
-    flips = [c for c, scale in plan.runtime_calls.items()
-             if isinstance(scale, cst.Name) and scale.value == l and isinstance(c.args[0].value, cst.Name)
-             and c.args[0].value.value == x]
-    for stmt in call.body.body:
-        if stmt in plan.removed_stmts or stmt in plan.removed_defs or _is_docstring(stmt):
-            continue
-        code = _code(stmt).strip()
-        if code == "self.num_calls += 1" or code.startswith("return "):
-            continue
-        if isinstance(stmt, cst.With) and len(plan.with_items.get(stmt, ())) == len(stmt.items):
-            inner = [_code(s).strip() for s in stmt.body.body]
-            if len(inner) == 1 and any(inner[0].endswith("= " + _code(c)) or inner[0] == "return " + _code(c)
-                                       for c in flips):
-                continue
-        return False
-    return len(flips) == 1
 
 
 def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:

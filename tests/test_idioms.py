@@ -1,0 +1,46 @@
+"""Every idiom's examples, generated from the idiom modules (tf_grl_migrate/idioms), and the code
+table's ownership: each 1xx/2xx code belongs to one idiom, which holds an example of it."""
+
+import pathlib
+
+import pytest
+
+from tf_grl_migrate.codemod import migrate_code
+from tf_grl_migrate.codes import CODES
+from tf_grl_migrate.idioms import all_idioms
+
+IDIOMS = all_idioms()
+EXAMPLES = [(idiom.name, code, text) for idiom in IDIOMS for code, text in idiom.examples.items()]
+CASES = pathlib.Path(__file__).parent / "cases" / "rewrite"
+FILE_LAYER = {"GRL112"}  # a notebook cell that is not Python: the notebook reader's, not an idiom's
+
+
+@pytest.mark.parametrize(("idiom", "code", "text"), EXAMPLES, ids=[f"{i}-{c}" for i, c, _ in EXAMPLES])
+def test_each_example_gives_its_code(idiom, code, text):
+    result = migrate_code(text)
+    assert code in [d.code for d in result.diagnostics]
+    if code.startswith("GRL1"):
+        assert result.code == text  # a refused site is left as it is
+    assert migrate_code(result.code).code == result.code
+
+
+def test_every_code_of_the_table_has_one_owner_with_an_example():
+    owners = {}
+    for idiom in IDIOMS:
+        assert set(idiom.codes) <= set(CODES), idiom.name
+        assert set(idiom.examples) == set(idiom.codes), f"{idiom.name}: an example per code, and no other"
+        for code in idiom.codes:
+            owners.setdefault(code, []).append(idiom.name)
+    assert {c: o for c, o in owners.items() if len(o) > 1} == {}
+    unowned = {c for c in CODES if c[:4] in ("GRL1", "GRL2")} - set(owners) - FILE_LAYER
+    assert unowned == set()
+
+
+@pytest.mark.parametrize("idiom", IDIOMS, ids=[i.name for i in IDIOMS])
+def test_each_idiom_names_cases_that_prove_it(idiom):
+    """The migrations an idiom names are rewrite cases (tests/test_differential.py runs each
+    against TF1); a --use-runtime idiom's cases hold that strategy's output."""
+    for name in idiom.cases:
+        assert (CASES / name / "after.py").is_file(), name
+        if idiom.runtime:
+            assert (CASES / name / "after_runtime.py").is_file(), name

@@ -1,0 +1,31 @@
+"""One module per idiom of TF1 gradient code the migrator knows: what it emits, the codes it
+raises (with their messages, where the idiom is the only one to give them) and its examples.
+
+- ``override_block``: the ``with g.gradient_override_map({...}):`` block itself (the map, the
+  graph, the ops the block makes); a block that makes no mapped op is dissolved.
+- ``registered_gradient``: ``@RegisterGradient(name)`` used by a block -> ``@tf.custom_gradient``.
+- ``straight_through``: a TensorFlow gradient named as the target (``{"Sign": "Identity"}``,
+  ``{"Mul": "Add"}``) -> a generated custom gradient around just that op.
+- ``runtime_reversal`` (``--use-runtime``): an exact reversal -> ``tf_grl_migrate.flip_gradient``.
+- ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export.
+- ``keras_engine``: a note on migrated files that import ``keras.engine``.
+
+Which sites are accepted is decided in ``analysis.py``, where the planner sees every registration
+and block of a module at once (a registration stands or falls with all its uses); ``rewrite.py``
+calls each idiom's ``emit`` for the sites accepted. Importing this package loads no idiom (the ast
+screen reads override_block's messages before libcst is imported); ``all_idioms()`` loads them.
+tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
+idiom (or by the file layer: notebooks, reading, writing) and has a README row."""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Idiom
+
+MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "dann_reexport",
+           "keras_engine")
+
+
+def all_idioms() -> list[Idiom]:
+    return [importlib.import_module(f"{__name__}.{name}").IDIOM for name in MODULES]

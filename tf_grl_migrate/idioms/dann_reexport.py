@@ -1,0 +1,101 @@
+"""--use-runtime: a module whose only job is the DANN ``FlipGradientBuilder`` (a class counting its
+calls around one gradient reversal, and a module-level instance) becomes a re-export of the shim's
+builder and the same instance."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..nodes import _code, _is_docstring, _is_import_line, parsed_statement
+from .base import Idiom
+
+IDIOM = Idiom(
+    name="dann_reexport",
+    summary="with --use-runtime, a module holding only the DANN builder re-exports tf_grl_migrate's",
+    cases=("dann_builder_class", "tf_upgrade_v2_output"),
+    runtime=True,
+)
+
+
+def reexport(module: cst.Module, plan):
+    """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
+    builder class and a module-level instance of it, as the legacy module had.
+
+    Shape: docstring, imports, ``class C`` with ``__init__`` (``self.num_calls = 0``) and
+    ``__call__(self, x, l=1.0)`` whose every statement is override plumbing, the counter, the
+    shim call ``tf_grl_migrate.flip_gradient(x, l)`` and ``return``, then ``name = C()``.
+    Returns the new module, or None when the module is anything more.
+    """
+    head, cls, instance = [], None, None
+    for stmt in module.body:
+        if _is_docstring(stmt) and not head and cls is None:
+            head.append(stmt)
+        elif _is_import_line(stmt):
+            future = [b for b in stmt.body if isinstance(b, cst.ImportFrom) and b.module is not None
+                      and _code(b.module) == "__future__"]
+            if future:
+                head.append(stmt)
+        elif isinstance(stmt, cst.ClassDef) and cls is None:
+            cls = stmt
+        elif cls is not None and instance is None and _instantiates(stmt, cls.name.value):
+            instance = stmt.body[0].targets[0].target.value
+        else:
+            return None
+    if cls is None or instance is None or not _is_dann_builder(cls, plan):
+        return None
+    # The legacy module-level instance keeps its shape: callable, and carrying `num_calls`.
+    name = cls.name.value
+    alias = "" if name == "FlipGradientBuilder" else f" as {name}"
+    reexport = parsed_statement(f"from tf_grl_migrate import FlipGradientBuilder{alias}\n")
+    if head:
+        reexport = reexport.with_changes(leading_lines=[cst.EmptyLine()])
+    instance_line = parsed_statement(f"{instance} = {name}()\n").with_changes(
+        leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return module.with_changes(body=[*head, reexport, instance_line])
+
+
+def _instantiates(stmt, class_name: str) -> bool:
+    """``name = ClassName()`` alone on its line. (Plain isinstance checks: importing libcst.matchers
+    for this one match would cost every worker process ~0.15 s, as much as libcst itself.)"""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    return (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(assign.value, cst.Call) and not assign.value.args
+            and isinstance(assign.value.func, cst.Name) and assign.value.func.value == class_name)
+
+
+def _is_dann_builder(cls: cst.ClassDef, plan) -> bool:
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not _is_docstring(s)]
+    if others or set(methods) != {"__init__", "__call__"}:
+        return False
+    init_body = [s for s in methods["__init__"].body.body if not _is_docstring(s)]
+    if len(init_body) != 1 or _code(init_body[0]).strip() != "self.num_calls = 0":
+        return False
+    call = methods["__call__"]
+    params = call.params.params
+    if len(params) != 3 or call.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or call.params.kwonly_params:
+        return False
+    x, l, default = params[1].name.value, params[2].name.value, params[2].default
+    if (x, l) != ("x", "l"):  # callers may pass them by keyword: only the shim's own names re-export
+        return False
+    if default is not None and not (isinstance(default, (cst.Float, cst.Integer)) and float(default.value) == 1.0):
+        return False
+    flips = [c for c, scale in plan.runtime_calls.items()
+             if isinstance(scale, cst.Name) and scale.value == l and isinstance(c.args[0].value, cst.Name)
+             and c.args[0].value.value == x]
+    for stmt in call.body.body:
+        if stmt in plan.removed_stmts or stmt in plan.removed_defs or _is_docstring(stmt):
+            continue
+        code = _code(stmt).strip()
+        if code == "self.num_calls += 1" or code.startswith("return "):
+            continue
+        if isinstance(stmt, cst.With) and len(plan.with_items.get(stmt, ())) == len(stmt.items):
+            inner = [_code(s).strip() for s in stmt.body.body]
+            if len(inner) == 1 and any(inner[0].endswith("= " + _code(c)) or inner[0] == "return " + _code(c)
+                                       for c in flips):
+                continue
+        return False
+    return len(flips) == 1

@@ -1,0 +1,110 @@
+"""--use-runtime: a registration whose gradient is exactly ``-S * grad`` of an Identity op becomes
+``tf_grl_migrate.flip_gradient(x, S)`` at each use (the runtime shim, gradients proven equal).
+Anything else keeps the inline custom gradient (registered_gradient): never a refusal."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import ops
+from ..nodes import _enclosing_scopes, _is_docstring, _load_names, _mentions, parsed_expression
+from . import registered_gradient
+from .base import Idiom
+
+IDIOM = Idiom(
+    name="runtime_reversal",
+    summary="with --use-runtime, a gradient reversal becomes tf_grl_migrate.flip_gradient(x, l)",
+    cases=("format_name_negated_grad", "random_name_scalar_mul", "call_form_registration", "variable_scale"),
+    runtime=True,
+)
+
+
+def scale(builder, reg, calls):
+    """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
+    forward = ops.op_type_of_callable(builder.p.qn(reg.forward, raw=True))
+    if reg.arity != 1 or forward is None or forward.name != "Identity":
+        return None
+    if reg.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
+        return None
+    if reg.op_refs or reg.refusal:
+        return None
+    body = [s for s in reg.fdef.body.body if not _is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return None
+    ret = body[0].body[0]
+    if not isinstance(ret, cst.Return) or ret.value is None:
+        return None
+    value = ret.value
+    if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+        value = value.elements[0].value
+    grad = reg.fdef.params.params[1].name.value
+    scale = match_reversal(builder, value, grad)
+    if scale is None or not visible_at_sites(builder, scale, calls):
+        return None
+    return scale
+
+
+def match_reversal(builder, e, grad: str):
+    def is_grad(x):
+        return isinstance(x, cst.Name) and x.value == grad
+
+    def negated(x):
+        if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
+            return x.expression
+        if isinstance(x, cst.Call) and len(x.args) == 1 and builder.p.qn(x.func) & ops.NEGATIVE:
+            return x.args[0].value
+        return None
+
+    one = cst.Float("1.0")
+    if is_grad(negated(e)):
+        return one
+    pairs = []
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
+        pairs = [(e.left, e.right), (e.right, e.left)]
+    elif isinstance(e, cst.Call) and len(e.args) == 2 and not any(a.keyword for a in e.args):
+        names = builder.p.qn(e.func)
+        if names & (ops.MULTIPLY | ops.SCALAR_MUL):
+            a, b = e.args[0].value, e.args[1].value
+            pairs = [(b, a)] if names & ops.SCALAR_MUL else [(a, b), (b, a)]
+    for g, other in pairs:
+        if is_grad(negated(g)) and not _mentions(other, grad):  # -grad * S, tf.negative(grad) * S
+            return other
+        if is_grad(g) and negated(other) is not None and not _mentions(negated(other), grad):  # grad * -S
+            return negated(other)
+    return None
+
+
+def visible_at_sites(builder, expr, calls) -> bool:
+    """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
+    for name in _load_names(expr):
+        refs = builder.p.referents(name)
+        if not refs:
+            return False
+        for call in calls:
+            chain = _enclosing_scopes(builder.p.scopes.get(call))
+            if any(ref.scope not in chain for ref in refs):
+                return False
+    return True
+
+
+def emit(builder, reg, scale, calls):
+    builder.plan.removed_defs.add(reg.fdef)
+    builder.plan.remove(reg.fdef)
+    if reg.kind == "decorator":
+        registered_gradient.hoist_guard(builder, reg)
+    else:  # "call" form (a factory's scale is never visible outside it)
+        builder.plan.removed_stmts.add(reg.stmt)
+        builder.plan.remove(reg.stmt)
+    if "import tf_grl_migrate" not in builder.plan.new_imports:
+        builder.plan.new_imports.append("import tf_grl_migrate")
+
+    def to_flip(updated: cst.Call) -> cst.Call:
+        arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return cst.Call(func=parsed_expression("tf_grl_migrate.flip_gradient"),
+                        args=[arg, cst.Arg(scale.deep_clone())])
+
+    for call in calls:
+        builder.plan.calls[call] = to_flip
+        builder.plan.runtime_calls[call] = scale
+        builder.plan.remove(call.func)  # e.g. array_ops.identity: its import may now be unused
+    builder.plan.live[id(scale)] = scale  # the scale moves to the call sites: its names stay bound

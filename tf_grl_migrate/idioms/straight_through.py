@@ -1,0 +1,62 @@
+"""Gradients TensorFlow provides, named as the target: a straight-through estimator
+(``{"Sign": "Identity"}``) or a borrowed gradient (``{"Mul": "Add"}``) becomes a generated
+``@tf.custom_gradient`` function around just that op, whose gradient is TensorFlow's own math."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from .. import ops
+from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
+from .base import Idiom, source
+
+IDIOM = Idiom(
+    name="straight_through",
+    summary="a TensorFlow gradient named as the target: a generated custom gradient around that op",
+    codes=("GRL109",),
+    examples={
+        "GRL109": source("""
+            import tensorflow as tf
+
+
+            def f(a, b):
+                with tf.get_default_graph().gradient_override_map({"Maximum": "Identity"}):
+                    return tf.maximum(a, b)
+            """),
+    },
+    cases=("sign_straight_through", "round_quantize_straight_through", "floor_and_ceil_straight_through",
+           "ternary_mul_borrows_add_gradient"),
+)
+
+
+def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
+    """One generated function per block, op type and `name=` computing a gradient TensorFlow
+    provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
+    defined just before the block (so `name=` reads the same variables, when the op is
+    created, as before). ``call`` is the op call, or the ``a * b`` operator that creates it."""
+    keyword = _name_keyword_code(call) if isinstance(call, cst.Call) else None
+    key = (site.with_node, op.name, keyword, isinstance(call, cst.Call))
+    cached = builder.builtins.get(key)
+    if cached:
+        return cached
+    suffix = "straight_through" if target.name == "Identity" else f"{target.name.lower()}_gradient"
+    name = _fresh(f"_{op.name.lower()}_{suffix}", builder.taken)
+    builder.builtins[key] = name
+    forwarded = "" if keyword is None else f", name={keyword}"
+    used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in _load_names(a.value)}
+    inputs = [_fresh(n, used) for n in input_names(op.arity)]
+    grad_fn = _fresh("grad_fn", used)
+    if isinstance(call, cst.Call):
+        forward = f"{builder.spelled(call.func)}({', '.join(inputs)}{forwarded})"
+    else:
+        forward = f"{inputs[0]}{_code(call.operator)}{inputs[1]}"
+    body = textwrap.indent(target.grad_body(builder.tf, "dy", inputs), " " * 8)
+    src = (f"@{builder.tf}.custom_gradient\n"
+           f"def {name}({', '.join(inputs)}):\n"
+           f"    def {grad_fn}(dy):\n"
+           f"{body}\n"
+           f"    return {forward}, {grad_fn}\n")
+    builder.plan.before_with.setdefault(site.with_node, []).append(parsed_statement(src))
+    return name
