@@ -414,7 +414,9 @@ class Planner:
         return found[1] if found else None
 
     def key(self, expr) -> tuple | None:
-        """What identifies a gradient name expression, so a registration and a use match."""
+        """What identifies a gradient name expression, so a registration and a use match: a string
+        value; the bindings a name may read (each by its name and where it and its scope start in
+        the module); an expression's code in its scope. Plain data, the same for the same text."""
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
             value = expr.evaluated_value
             if isinstance(value, str):
@@ -425,10 +427,17 @@ class Planner:
                 return self.key(value)
             refs = self.referents(expr)
             if refs:
-                return ("var", frozenset(id(r) for r in refs))
+                return ("var", frozenset((r.name, self.where(getattr(r, "node", None)), self.where_scope(r.scope))
+                                         for r in refs))
             return None
-        scope = self.scopes.get(expr)
-        return ("expr", id(scope), _code(expr))
+        return ("expr", self.where_scope(self.scopes.get(expr)), _code(expr))
+
+    def where(self, node) -> int:
+        """A node's pre-order index in the module (-1: none, or not in it)."""
+        return self.collector.order.get(node, -1)
+
+    def where_scope(self, scope) -> int:
+        return self.where(getattr(scope, "node", None))  # the module's and builtins' scopes have no node
 
     def function_def_for(self, name: cst.Name):
         refs = self.referents(name)
