@@ -110,6 +110,11 @@ def test_python_dash_m_and_version():
     assert out.returncode == 0 and "tf-grl-migrate" in out.stdout
     code = "import sys, tf_grl_migrate.cli; sys.exit('tensorflow' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    # the CLI's start-up path (--help, a tree without candidates) loads none of the analysis
+    code = ("import sys, tf_grl_migrate.cli; print(sorted(m for m in sys.modules if m in ('libcst', 'dataclasses') "
+            "or m.startswith('tf_grl_migrate.idioms')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_bundled_fixtures_demo():

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-from .idioms import override_block
-
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
 
@@ -43,6 +41,7 @@ def _decide(tree):
     import ast
 
     from . import ops
+    from .idioms import override_block
     from .report import Diagnostic
 
     calls, items, loads, private = [], {}, 0, []
