@@ -88,3 +88,21 @@ def test_the_table_is_not_read_for_help_or_files_without_candidates(tmp_path):
 def test_names_in_internal_modules_the_file_does_not_cover_are_never_refused_on_a_guess():
     assert ops.exists_in_tf2("tensorflow.python.ops.math_grad._SigmoidGrad")
     assert ops.exists_in_tf2("tensorflow.python.framework.ops.convert_to_tensor")
+
+
+def test_operators_are_keyed_as_the_migrator_spells_them():
+    """Each operator the table knows, read back from source as the analysis reads it (also as an
+    augmented assignment), finds its entry; those a block may wrap are among them."""
+    import libcst as cst
+
+    from tf_grl_migrate.nodes import operator_spelling
+
+    operators = ops._document()["operators"]
+    assert set(ops.WRAPPABLE_OPERATORS) <= set(operators.values())
+    for spelling, op_type in operators.items():
+        expr = cst.parse_expression(spelling)
+        assert ops.operator_op_type(operator_spelling(expr)) == op_type
+        if spelling != "-a":
+            augmented = cst.parse_statement(spelling.replace(" ", "", 1).replace(" ", "= ", 1) + "\n").body[0]
+            assert isinstance(augmented, cst.AugAssign)
+            assert ops.operator_op_type(operator_spelling(augmented)) == op_type

@@ -24,7 +24,7 @@ from libcst.metadata import (
 from . import facts, ops, precheck
 from .idioms import override_block
 from .nodes import (_attributes, _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, _name_keyword_code,
-    _respelled, parsed_expression)
+    _respelled, operator_spelling, parsed_expression)
 from .report import Diagnostic
 from .traversal import Positions, QuickVisitor, walks_itself
 
@@ -770,7 +770,7 @@ class Planner:
         by_type = {op.name: target for op, target in site.entries}
         operators = []
         for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
-            op_name = ops.OPERATOR_OP_TYPES.get(type(node.operator).__name__.removesuffix("Assign"))
+            op_name = ops.operator_op_type(operator_spelling(node))
             if op_name not in mapped:
                 continue
             if self.wraps_operator(node, op_name, by_type[op_name]):
@@ -932,7 +932,7 @@ class Planner:
         scan = _BodyScan()
         scan.walk(fdef.body)
         if scan.opaque or scan.nested or any(
-                ops.OPERATOR_OP_TYPES.get(type(n.operator).__name__.removesuffix("Assign")) in mapped
+                ops.operator_op_type(operator_spelling(n)) in mapped
                 for n in scan.operators):
             return False
         return all(self.makes_none_of(inner, self.qn(inner.func, raw=True), mapped, seen | {fdef})

@@ -169,3 +169,11 @@ def input_names(arity: int) -> list[str]:
     if arity == 1:
         return ["x"]
     return ["a", "b", "c", "d"][:arity] if arity <= 4 else [f"x{i}" for i in range(arity)]
+
+
+def operator_spelling(node) -> str:
+    """``a * b``, ``x -= y``, ``-a`` as the op table keys operators: ``"a * b"``, ``"a - b"``, ``"-a"``."""
+    symbol = _code(node.operator).strip()
+    if isinstance(node, cst.UnaryOperation):
+        return symbol + "a"
+    return f"a {symbol.removesuffix('=') if isinstance(node, cst.AugAssign) else symbol} b"

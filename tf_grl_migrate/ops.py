@@ -8,7 +8,8 @@ The knowledge is generated from TensorFlow itself and pinned to the version the 
   the op types it creates when traced on float inputs, whether that holds for rank 2 and rank 3
   (``stable``), whether it creates exactly one op fed by its inputs in order (``direct``), and
   whether it takes ``name=``. An op type is one the migrator can wrap when some callable creates
-  it that way; a call it cannot find here is a call it cannot see into (GRL101).
+  it that way; a call it cannot find here is a call it cannot see into (GRL101). Also the op type
+  each of Python's arithmetic operators makes (``"a * b": "Mul"``).
 * ``_tf_api_names.txt``: the names TF2 has, for gradient code the rewrite moves.
 
 Loaded lazily: ``--help`` and files without candidates never read them.
@@ -200,16 +201,12 @@ def _covered_internal_modules() -> frozenset:
     return frozenset(".".join(n.split(".")[:4]) for n in api_names() if n.startswith("tensorflow.python.ops."))
 
 
-# Python operators on tensors and the op type each creates (float tensors).
-OPERATOR_OP_TYPES: dict[str, str] = {
-    "Add": "AddV2",
-    "Subtract": "Sub",
-    "Multiply": "Mul",
-    "Divide": "RealDiv",
-    "MatrixMultiply": "MatMul",
-    "Power": "Pow",
-    "Minus": "Neg",
-}
+def operator_op_type(spelling: str) -> str | None:
+    """The op type a Python operator makes on float tensors, from the generated table: keyed as
+    Python spells it, ``"a * b"`` (``x *= y`` too), ``"-a"``; None for one that makes no single op."""
+    return _document()["operators"].get(spelling)
+
+
 # Operators whose op type is the same in TF 1.x and 2.x (``+`` made Add in TF1, AddV2 since):
 # the ones a block may have wrapped in a custom-gradient function.
 WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub"})
