@@ -11,11 +11,12 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
-from .analysis import Dispatch, Planner, Registration, Site, _regs
+from .analysis import Planner
 from .idioms import registered_gradient, runtime_reversal, straight_through
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
+from .sites import Dispatch, Registration, Site, _regs
 from .traversal import Quick
 
 

@@ -10,9 +10,10 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export.
 - ``keras_engine``: a note on migrated files that import ``keras.engine``.
 
-Which sites are accepted is decided in ``analysis.py``, where the planner sees every registration
-and block of a module at once (a registration stands or falls with all its uses); ``rewrite.py``
-calls each idiom's ``emit`` for the sites accepted. Importing this package loads no idiom (the ast
+The planner (``analysis.py``) sees every registration and block of a module at once, since a
+registration stands or falls with all its uses: it runs the idioms' checks (registered_gradient's
+``gather``, ``check``, ``check_uses``, ...) and its own on each block, and ``rewrite.py`` calls
+each idiom's ``emit`` for the sites accepted. What they record is in ``sites.py``. Importing this package loads no idiom (the ast
 screen reads override_block's messages before libcst is imported); ``all_idioms()`` loads them.
 tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
 idiom (or by the file layer: notebooks, reading, writing) and has a README row."""

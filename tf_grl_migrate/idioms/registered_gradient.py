@@ -8,9 +8,14 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+from libcst.metadata import ClassScope, FunctionScope, GlobalScope
 
-from ..nodes import _code, _fresh, input_names, parsed_statement
+from .. import ops
+from ..nodes import (_attributes, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
+    parsed_expression, parsed_statement)
+from ..report import Diagnostic
 from ..safety import SafetyError
+from ..sites import Dispatch, Registration, _is_string_literal, _regs
 from .base import Idiom, source
 
 _BLOCK = '''
@@ -104,6 +109,304 @@ IDIOM = Idiom(
 )
 
 
+# -- decide: gather the registrations, check each, and what their uses ask -------------------------
+def gather(planner):
+    """Every registration of the module: ``@RegisterGradient(name)`` on a def, and the call forms
+    ``RegisterGradient(name)(fn)`` and ``RegisterGradient(name)(factory(...))``."""
+    for fdef in planner.collector.defs:
+        for dec in fdef.decorators:
+            call = dec.decorator
+            if isinstance(call, cst.Call) and planner.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
+                planner.registrations.append(
+                    Registration(planner.key(call.args[0].value), fdef, "decorator", decorator=dec,
+                                 name_expr=call.args[0].value)
+                )
+    for stmt in planner.collector.exprs:
+        outer = stmt.body[0].value
+        if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
+            continue
+        inner = outer.func
+        if not (planner.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
+            continue
+        name_expr, target = inner.args[0].value, outer.args[0].value
+        reg = Registration(planner.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
+        if isinstance(target, cst.Name):
+            reg.fdef = planner.function_def_for(target)
+        elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+            factory = planner.function_def_for(target.func)
+            reg.kind, reg.factory_call = "factory", target
+            reg.fdef = factory_product(planner, factory) if factory is not None else None
+        if reg.fdef is None:
+            reg.refusal = ("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+        planner.registrations.append(reg)
+
+
+def factory_product(planner, factory: cst.FunctionDef):
+    """``def make(l): def g(op, grad): ...; return g`` -> g."""
+    body = factory.body.body
+    if not body or not isinstance(factory.body, cst.IndentedBlock):
+        return None
+    last = body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+        return None
+    value = last.body[0].value
+    if not isinstance(value, cst.Name):
+        return None
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == value.value:
+            return stmt
+    return None
+
+
+def check(planner, reg: Registration):
+    """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
+    as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
+    can be kept or renamed."""
+    if reg.refusal:
+        return
+    fdef = reg.fdef
+    params = fdef.params
+    plain = params.params
+    if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
+            or params.star_kwarg or params.posonly_params):
+        if len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
+            why = ("TF1 calls a registered gradient as fn(op, grad), so this one fails there too when the "
+                   "gradient is taken; give it the signature (op, grad) and migrate again")
+        else:
+            why = "write its @tf.custom_gradient by hand"
+        reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
+        return
+    if reg.kind == "decorator" and len(fdef.decorators) != 1:
+        reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
+                                 "registration; migrate it by hand")
+        return
+    op_name = plain[0].name
+    fscope = planner.scopes.get(fdef.body.body[0]) if fdef.body.body else None
+    if fscope is None:
+        reg.refusal = ("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
+        return
+    for assignment in fscope.assignments[op_name.value]:
+        for access in assignment.references:
+            node = access.node
+            attr = planner.parents.get(node)
+            sub = planner.parents.get(attr)
+            ok = (
+                isinstance(attr, cst.Attribute) and attr.value is node and attr.attr.value in ("inputs", "outputs")
+                and isinstance(sub, cst.Subscript) and sub.value is attr and len(sub.slice) == 1
+                and isinstance(sub.slice[0].slice, cst.Index)
+                and isinstance(sub.slice[0].slice.value, cst.Integer)
+            )
+            whole = (isinstance(attr, cst.Attribute) and attr.value is node
+                     and attr.attr.value in ("inputs", "outputs") and not ok
+                     and not (isinstance(sub, cst.Attribute) and sub.value is attr)
+                     and not (isinstance(sub, cst.Subscript) and sub.value is attr))
+            line = planner.parents.get(attr)
+            if (isinstance(attr, cst.Del) and attr.target is node and isinstance(line, cst.SimpleStatementLine)
+                    and len(line.body) == 1):  # `del op  # unused`: the converted function has no op
+                reg.dropped.append(line)
+                continue
+            if whole:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
+                kind = "in" if attr.attr.value == "inputs" else "out"
+                reg.op_refs[attr] = (kind, None)
+                reg.uses_output |= kind == "out"
+                continue
+            if not ok:
+                shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
+                line = planner.pos(node)[0]
+                reg.refusal = (
+                    "GRL103",
+                    f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
+                    "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] map onto it); "
+                    "rewrite it by hand with @tf.custom_gradient",
+                )
+                return
+            index = int(sub.slice[0].slice.value.value)
+            kind = "in" if attr.attr.value == "inputs" else "out"
+            if kind == "out" and index != 0:
+                reg.refusal = ("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
+                return
+            reg.op_refs[sub] = (kind, index)
+            reg.uses_output |= kind == "out"
+    reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
+    check_removed_aliases(planner, reg)
+    check_def_name(planner, reg)
+
+
+def check_def_name(planner, reg: Registration):
+    """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
+    "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
+    would shadow the first at every call. Such a function gets a fresh name, unless the name is
+    also read somewhere (renaming would break that reader): then it is refused."""
+    if reg.refusal or reg.kind == "factory":
+        return
+    bindings = planner.scopes.get(reg.fdef).assignments[reg.fdef.name.value]
+    if len(bindings) < 2:
+        return
+    # a decorated function's name is read by nobody but such readers; the call form reads it itself
+    readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
+    if readers:
+        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+                                 f"read (line {planner.pos(readers[0])[0]}), so renaming either would break that; "
+                                 "give each gradient function its own name and migrate again")
+        return
+    reg.rename = True
+
+
+def check_removed_aliases(planner, reg: Registration):
+    """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
+    names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
+    spelling, TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
+    TF1 had), and a name TF2 has in neither form refuses the registration (GRL114)."""
+    for attr in _attributes(reg.fdef.body):
+        found = ops.removed_alias(planner.qn(attr))
+        if found is None:
+            missing = sorted(q for q in planner.qn(attr, raw=True)
+                             if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
+            if not missing:
+                continue
+            old = ops.tf1_only(missing[0])
+            if old is None:
+                reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
+                                         f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                                         f"({missing[0]}); rewrite that line by hand, then migrate again")
+                return
+            found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
+        old, new = found
+        if new is None:
+            reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
+                                     f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
+                                     "for; rewrite that line by hand, then migrate again")
+            return
+        if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
+            new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
+        reg.renames[attr] = _respelled(attr, old, new)
+
+
+def check_uses(planner, reg: Registration) -> bool:
+    """What the uses of one registration ask of its converted function; refuse (or make it a
+    maker) when one plain custom-gradient function cannot serve them all. True when changed."""
+    users = [s for s in planner.sites if any(reg in _regs(t) for _, t in s.entries)]
+    if any(s.refusal for s in users):
+        reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
+                                 "so this one is left as it is too")
+        return True
+    entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
+    op_types = {op.name: op.arity for _, op in entries}
+    if len(set(op_types.values())) > 1:
+        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with different "
+                                 f"numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
+        return True
+    names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
+    passes_name = any(n is not None for n in names)
+    literal = all(n is None or _is_string_literal(parsed_expression(n)) for n in names)
+    if not reg.maker:
+        if len(op_types) > 1:
+            return make_maker(planner, reg, f"it is the override gradient of several op types "
+                                        f"({', '.join(sorted(op_types))})")
+        if passes_name and (len(names) > 1 or not literal):
+            return make_maker(planner, reg, "its uses pass `name=` values that differ or are not string literals")
+        if any(isinstance(t, Dispatch) and reg in t.choices.values() for s, _ in entries for _, t in s.entries):
+            return make_maker(planner, reg, "it is chosen by a name")
+    if reg.maker and passes_name and not reg.maker_name:
+        reg.maker_name = True  # the maker passes each use's `name=` to the op it makes
+        return True
+    return False
+
+
+def make_maker(planner, reg: Registration, why: str) -> bool:
+    """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
+    if operator_use(planner, reg):
+        reg.refusal = ("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
+                                 f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
+                                 "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
+        return True
+    if reg.kind == "factory":
+        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
+    else:
+        reg.maker = True
+    return True
+
+
+def operator_use(planner, reg: Registration) -> bool:
+    """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
+    for site in planner.sites:
+        by_type = {op.name: target for op, target in site.entries}
+        if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type[op.name])
+               for call, op in site.calls):
+            return True
+    return False
+
+
+def reached_through_class(planner, reg: Registration, here) -> bool:
+    """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
+    class, beside the methods) is called from the class's own methods as ``Class.function``:
+    the class is a plain module-level class bound once, and no scope between the method and the
+    module rebinds its name. Sets ``reg.owner``."""
+    fscope = planner.scopes.get(reg.fdef)
+    if reg.kind != "decorator" or not isinstance(fscope, ClassScope):
+        return False
+    cdef = planner.parents.get(planner.parents.get(reg.fdef))  # def -> IndentedBlock -> ClassDef
+    if not isinstance(cdef, cst.ClassDef) or cdef.decorators or not isinstance(fscope.parent, GlobalScope):
+        return False
+    cname = cdef.name.value
+    if len(fscope.parent.assignments[cname]) != 1:
+        return False
+    chain, scope = [], here
+    while scope is not None and scope is not fscope.parent:
+        chain.append(scope)
+        scope = scope.parent
+    if len(chain) < 2 or chain[-1] is not fscope or not isinstance(chain[-2], FunctionScope):
+        return False  # the block is not inside a method of this class
+    if any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope)):
+        return False
+    if reg.owner and reg.owner != cname:
+        return False
+    reg.owner = cname
+    return True
+
+
+def apply_exports(planner):
+    """Registrations other modules of the run use (facts.Export): converted to makers whatever
+    their local uses, or kept (with every local use) when a use elsewhere is not migrated."""
+    exports = {e.function: e for e in planner.links.exports}
+    for reg in planner.registrations if exports else ():
+        if reg.fdef is None:  # a call registration whose function was not found: refused already
+            continue
+        export = exports.get(reg.fdef.name.value)
+        if export is None or not isinstance(planner.scopes.get(reg.fdef), GlobalScope):
+            continue
+        reg.export = export
+        if export.refusal:
+            reg.refusal = reg.refusal or ("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
+                                                    f"as it is: {export.refusal}")
+            continue
+        if reg.kind == "factory" or reg.rename:
+            reg.refusal = reg.refusal or ("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
+                                                    f"({', '.join(export.used_in)}) but cannot be converted "
+                                                    "under its own name; migrate it by hand")
+            continue
+        reg.maker = reg.maker_name = True
+        reg.arity = export.arity
+
+
+def note_unused(planner):
+    """A registration no block of this module (or, in a run over a tree, of the modules linked
+    to it) uses is kept as it is: other modules may use it. Said once, as a note."""
+    for reg in planner.registrations:
+        if reg.export is not None or reg.name_expr is None:
+            continue
+        spelled = _code(reg.name_expr)
+        value = reg.name_key[1] if reg.name_key and reg.name_key[0] == "str" else None
+        if any(reg in _regs(t) for s in planner.sites for _, t in s.entries) or any(
+                spelled in _code(s.item) for s in planner.sites) or value is None or planner.source.count(value) > 1:
+            continue  # used, maybe: only a name mentioned nowhere else is noted
+        anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
+        planner.diagnostics.append(Diagnostic(*planner.pos(anchor), "GRL202", (
+            f"note: the gradient registered as {spelled} is used by no override block of this file, so it "
+            "is kept as it is; if other modules use it, run the tool on them together with this one")))
+
+
+# -- emit -------------------------------------------------------------------------------------------
 def emit(builder, reg):
     """The registration's function becomes the custom-gradient function (or its maker) in place:
     same body, ``op.inputs`` / ``op.outputs`` mapped; the registration itself (decorator, call

@@ -1,0 +1,70 @@
+"""What the analysis records about a module: its gradient registrations, the override blocks
+(sites) and what each maps, and targets chosen by a name. Plain records; the analysis fills them
+(analysis.py, idioms/registered_gradient.py) and the rewrite reads them (rewrite.py, idioms/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import facts, ops
+
+
+@dataclass(eq=False)
+class Registration:
+    name_key: tuple
+    fdef: cst.FunctionDef  # the gradient function (op, grad)
+    kind: str  # "decorator" | "call" | "factory"
+    decorator: cst.Decorator | None = None
+    stmt: cst.SimpleStatementLine | None = None  # call/factory form statement
+    factory_call: cst.Call | None = None
+    name_expr: cst.BaseExpression | None = None
+    refusal: tuple[str, str] | None = None  # (code, message) when it cannot be converted
+    op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
+    uses_output: bool = False
+    body_names: set = field(default_factory=set)
+    callable_name: str = ""  # what call sites call after the rewrite
+    forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
+    arity: int = 1
+    renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
+    name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
+    rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
+    owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
+    # used for several op types, with `name=` values that differ or are not literals, or chosen by a
+    # name (Dispatch): converted to a maker, `fn(forward, name=...)` returning the custom-gradient function
+    maker: bool = False
+    dropped: list = field(default_factory=list)  # `del op` lines: no op in the converted function
+    maker_name: bool = False  # the maker takes `name=` (some use passes one)
+    export: facts.Export | None = None  # used from other modules of the run
+
+
+@dataclass(eq=False)
+class Dispatch:
+    """An override target held in a name that can only hold these literals (``gradient = {...}[g]``),
+    each a registration: the migrated call picks the converted function by the same value."""
+    expr: cst.BaseExpression
+    choices: dict  # value -> Registration, in the order the values appear
+    spelling: dict  # value -> its literal as the source wrote it
+
+
+def _is_string_literal(expr) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
+
+
+def _regs(target) -> list:
+    """The registrations of this module an override target uses (none for a gradient TensorFlow
+    provides or one registered in another module)."""
+    if isinstance(target, Dispatch):
+        return list(target.choices.values())
+    return [] if isinstance(target, (ops.BuiltinGradient, facts.External)) else [target]
+
+
+@dataclass(eq=False)
+class Site:
+    with_node: cst.With
+    item: cst.WithItem
+    entries: list = field(default_factory=list)  # (OpType, Registration | ops.BuiltinGradient)
+    calls: list = field(default_factory=list)  # (Call, OpType)
+    refusal: tuple[str, str] | None = None
+    phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
