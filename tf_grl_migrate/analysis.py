@@ -21,7 +21,7 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .idioms import override_block, registered_gradient
+from .idioms import override_block, registered_gradient, straight_through
 from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, operator_spelling
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
@@ -525,13 +525,9 @@ class Planner:
             target = self.match_target(element.value)
             if isinstance(target, tuple):
                 return target
-            if isinstance(target, ops.BuiltinGradient) and op.arity != target.arity:
-                if target.arity == 1:
-                    return ("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op_name}' is "
-                                      "ambiguous; write its @tf.custom_gradient by hand")
-                return ("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
-                                  f"'{op_name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
-                                  "write the intended @tf.custom_gradient by hand")
+            refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
+            if refusal:
+                return refusal
             mapped.add(op_name)
             site.entries.append((op, target))
         if not self.is_graph(call.func.value):

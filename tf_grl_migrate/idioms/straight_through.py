@@ -31,6 +31,19 @@ IDIOM = Idiom(
 )
 
 
+def check(op: ops.OpType, target: ops.BuiltinGradient) -> tuple[str, str] | None:
+    """A TensorFlow gradient reads as many op inputs as it was written for: the refusal when the
+    mapped op has another number (a one-input gradient for a two-input op is ambiguous)."""
+    if op.arity == target.arity:
+        return None
+    if target.arity == 1:
+        return ("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op.name}' is "
+                          "ambiguous; write its @tf.custom_gradient by hand")
+    return ("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
+                      f"'{op.name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
+                      "write the intended @tf.custom_gradient by hand")
+
+
 def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
     """One generated function per block, op type and `name=` computing a gradient TensorFlow
     provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
