@@ -389,10 +389,6 @@ class Planner:
         return None
 
     # -- gather ----------------------------------------------------------------------------
-
-
-
-
     def gather_sites(self):
         in_with = {id(item.item) for _, item in self.collector.withs}
         wrappers = self.collector.wrapper_calls()
@@ -594,9 +590,6 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
-
-
-
 
     def wraps_operator(self, node, op_name: str, target) -> bool:
         """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow

@@ -18,6 +18,7 @@ class Quick:
     (a fifth of a walk saved; the same work done)."""
 
     _attribute_hooks: frozenset = frozenset()
+    _hooked_types: frozenset = frozenset()  # the node types named in those hooks
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -25,6 +26,7 @@ class Quick:
             tuple(name.split("_", 2)) for name in dir(cls)
             if name.startswith(("visit_", "leave_")) and name.count("_") >= 2 and name.split("_", 2)[1][:1].isupper()
             and not getattr(getattr(cls, name), "_is_no_op", False))
+        cls._hooked_types = frozenset(node for _, node, _ in cls._attribute_hooks)
 
     def on_visit_attribute(self, node, attribute) -> None:
         if self._attribute_hooks and ("visit", type(node).__name__, attribute) in self._attribute_hooks:
@@ -87,12 +89,7 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
         children are read field by field in libcst's own order (recorded once per node type)."""
-        _walk(self, node, _hooked_types(type(self)))
-
-
-def _hooked_types(cls) -> frozenset:
-    """The node types whose fields ``cls`` has ``visit_<Node>_<field>`` hooks for."""
-    return frozenset(node for _, node, _ in getattr(cls, "_attribute_hooks", ()))
+        _walk(self, node, self._hooked_types)
 
 
 def _walk(visitor, node, hooked: frozenset) -> None:
@@ -126,11 +123,13 @@ class _SelfWalking:
 
     @classmethod
     def register(cls, visitor_class: type) -> type:
+        if not issubclass(visitor_class, Quick):
+            raise TypeError(f"{visitor_class.__name__} must have traversal.Quick among its bases")
         for klass in (cst.CSTNode, cst.Module):
             original = klass.__dict__["visit"]
             if getattr(original, "_walks", None) is not cls.classes:
                 klass.visit = cls._dispatcher(original)
-        cls.classes[visitor_class] = _hooked_types(visitor_class)
+        cls.classes[visitor_class] = visitor_class._hooked_types  # a Quick visitor (its field hooks known)
         return visitor_class
 
     @classmethod
