@@ -81,15 +81,21 @@ class Slice:
         return new
 
 
-def _names(node) -> tuple[set, set]:
-    """(identifiers, bare names) anywhere under node."""
+def _names(node, unit: "_Unit | None" = None) -> tuple[set, set]:
+    """(identifiers, bare names) anywhere under node. With ``unit`` (a top-level def or class), the
+    same walk also gathers into it what it may bind at module level (``global`` names, walrus
+    targets), the attributes it assigns and the names it reads."""
     names, bare = set(), set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
             names.add(n.id)
             bare.add(n.id)
+            if unit is not None and isinstance(n.ctx, ast.Load):
+                unit.loads.add(n.id)
         elif isinstance(n, ast.Attribute):
             names.add(n.attr)
+            if unit is not None and isinstance(n.ctx, ast.Store):
+                unit.attributes.add(n.attr)
         elif isinstance(n, ast.arg):
             names.add(n.arg)
         elif isinstance(n, ast.keyword) and n.arg:
@@ -99,6 +105,11 @@ def _names(node) -> tuple[set, set]:
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             names.update(n.names)
             bare.update(n.names)
+            if unit is not None and isinstance(n, ast.Global):
+                unit.binds.update(n.names)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            if unit is not None:
+                unit.binds.add(n.target.id)
         elif isinstance(n, ast.alias):
             names.update(n.name.split("."))
             if n.asname:
@@ -140,42 +151,11 @@ def _module_binds(stmt) -> set:
 
 
 def _unit_facts(unit: "_Unit") -> None:
-    """A top-level def or class in one walk: every identifier, the bare names, what it may bind at
+    """A top-level def or class, in one walk: every identifier, the bare names, what it may bind at
     module level (its name, ``global`` names, walrus targets), the attributes it assigns, the names
     it reads."""
-    node = unit.node
-    unit.binds.add(node.name)
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            unit.mentions.add(n.id)
-            unit.bare.add(n.id)
-            if isinstance(n.ctx, ast.Load):
-                unit.loads.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            unit.mentions.add(n.attr)
-            if isinstance(n.ctx, ast.Store):
-                unit.attributes.add(n.attr)
-        elif isinstance(n, ast.arg):
-            unit.mentions.add(n.arg)
-        elif isinstance(n, ast.keyword) and n.arg:
-            unit.mentions.add(n.arg)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            unit.mentions.add(n.name)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            unit.mentions.update(n.names)
-            unit.bare.update(n.names)
-            if isinstance(n, ast.Global):
-                unit.binds.update(n.names)
-        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
-            unit.binds.add(n.target.id)
-        elif isinstance(n, ast.alias):
-            unit.mentions.update(n.name.split("."))
-            if n.asname:
-                unit.mentions.add(n.asname)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            unit.mentions.add(n.name)
-        elif hasattr(ast, "MatchAs") and isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-            unit.mentions.add(n.name)
+    unit.binds.add(unit.node.name)
+    unit.mentions, unit.bare = _names(unit.node, unit)
 
 
 def _receivers(stmt) -> set:
