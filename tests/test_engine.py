@@ -182,3 +182,18 @@ def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
 
     names = input_names(arity)
     assert len(names) == len(set(names)) == arity and all(n.isidentifier() for n in names)
+
+
+def test_a_field_hook_set_on_a_visitor_class_later_is_called():
+    """Hooks found once per class are found again when a hook is set on the class afterwards."""
+    from tf_grl_migrate.traversal import QuickVisitor
+
+    class Fields(QuickVisitor):
+        pass
+
+    seen = []
+    module = cst.parse_module("f(a, b)\n")
+    Fields().walk(module)
+    Fields.visit_Call_args = lambda self, node: seen.append(len(node.args))
+    Fields().walk(module)
+    assert seen == [2]

@@ -109,8 +109,9 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     if again.code == result.code:
         return result
     # A block refused only because a helper it calls held an override block that this pass
-    # dissolved is migrated by the next pass: each pass is proven on its input, so one more is
-    # taken, and the result must then be stable. Diagnostics keep the input's lines: the notes
+    # dissolved along with a call the tool cannot see into (its graph from `K.get_session()`) is
+    # migrated by the next pass: each pass is proven on its input, so one more is taken, and the
+    # result must then be stable. Diagnostics keep the input's lines: the notes
     # of every pass, and the refusals of the last (the file as it ends).
     last = _again(again.code, use_runtime, links)
     if last.code != again.code:

@@ -22,11 +22,16 @@ class Quick:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._attribute_hooks = frozenset(  # libcst's typed stubs for every (node, field) are marked no-ops
+        cls._find_attribute_hooks()
+
+    @classmethod
+    def _find_attribute_hooks(cls) -> None:
+        hooks = frozenset(  # libcst's typed stubs for every (node, field) are marked no-ops
             tuple(name.split("_", 2)) for name in dir(cls)
             if name.startswith(("visit_", "leave_")) and name.count("_") >= 2 and name.split("_", 2)[1][:1].isupper()
             and not getattr(getattr(cls, name), "_is_no_op", False))
-        cls._hooked_types = frozenset(node for _, node, _ in cls._attribute_hooks)
+        type.__setattr__(cls, "_attribute_hooks", hooks)
+        type.__setattr__(cls, "_hooked_types", frozenset(node for _, node, _ in hooks))
 
     def on_visit_attribute(self, node, attribute) -> None:
         if self._attribute_hooks and ("visit", type(node).__name__, attribute) in self._attribute_hooks:
@@ -39,7 +44,7 @@ class Quick:
 
 class _Hooks(type(cst.CSTVisitor)):
     """A hook set on (or deleted from) a visitor class later, as a test patching ``visit_Yield``
-    does, drops the hooks cached by that class and its subclasses."""
+    does, drops the hooks cached by that class and its subclasses (field hooks are found again)."""
 
     def __setattr__(cls, name, value):
         super().__setattr__(name, value)
@@ -58,6 +63,7 @@ class _Hooks(type(cst.CSTVisitor)):
             if "_visits" in klass.__dict__:
                 klass._visits.clear()
                 klass._leaves.clear()
+                klass._find_attribute_hooks()
             stack.extend(klass.__subclasses__())
 
 
@@ -119,7 +125,7 @@ class _SelfWalking:
     ``QuickVisitor.walk`` cannot reach. ``CSTNode.visit`` and ``Module.visit`` get a dispatcher once,
     on the first registration; any other visitor goes on to libcst's own method, untouched."""
 
-    classes: dict[type, frozenset] = {}
+    classes: set[type] = set()
 
     @classmethod
     def register(cls, visitor_class: type) -> type:
@@ -129,7 +135,7 @@ class _SelfWalking:
             original = klass.__dict__["visit"]
             if getattr(original, "_walks", None) is not cls.classes:
                 klass.visit = cls._dispatcher(original)
-        cls.classes[visitor_class] = visitor_class._hooked_types  # a Quick visitor (its field hooks known)
+        cls.classes.add(visitor_class)
         return visitor_class
 
     @classmethod
@@ -137,10 +143,9 @@ class _SelfWalking:
         classes = cls.classes
 
         def visit(self, visitor):
-            hooked = classes.get(visitor.__class__)
-            if hooked is None:
+            if visitor.__class__ not in classes:
                 return original(self, visitor)
-            _walk(visitor, self, hooked)
+            _walk(visitor, self, visitor._hooked_types)
             return self
 
         visit._walks = classes
