@@ -62,6 +62,8 @@ def migrate_paths(
     jobs: int | None = 1,
     cache: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
+    verify: bool = False,
+    verify_timeout: float | None = None,
 ) -> list[FileReport]:
     """Migrate every ``.py`` / ``.ipynb`` file under ``paths`` (directories are walked with the
     default excludes, or ``exclude`` / ``extend_exclude`` regular expressions; named files are
@@ -72,7 +74,13 @@ def migrate_paths(
     answers files seen before from the result cache (``TF_GRL_MIGRATE_CACHE_DIR``);
     ``on_progress(done, total)`` is called once with done=0 when the files are known, then once per
     file done (a progress bar). A path that does
-    not exist is reported as a GRL901 failure of that path."""
+    not exist is reported as a GRL901 failure of that path.
+
+    ``verify`` exercises every migrated site numerically, the original under TF1 semantics and the
+    migrated code under TF2 (worker processes import TensorFlow; this one never does): each
+    report's ``verification`` lists the sites' outcomes, also as GRL301-303 diagnostics, and with
+    ``write`` a file with a site that differs is not written. ``verify_timeout``: seconds per site
+    and side (default ``verify.DEFAULT_TIMEOUT``)."""
     from .files import discover
 
     paths = [os.fspath(p) for p in paths]
@@ -93,17 +101,24 @@ def migrate_paths(
         if on_progress is not None:
             on_progress(done[0], len(files))
 
-    reports = _run_all(files, write, diff, use_runtime, jobs or os.cpu_count() or 1, on_file, store, paths)
+    jobs = jobs or os.cpu_count() or 1
+    reports = _run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
+    if verify:
+        from .verification import verify_reports
+
+        verify_reports(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout,
+                       cache=store)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
 
 
 def _process(args):
     from .files import process_file
 
-    return process_file(*args)
+    *args, keep_text = args
+    return process_file(*args, keep_text=keep_text)
 
 
-def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=()):
+def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
     """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
     process pool as soon as the first turns up, so the workers import libcst and analyse while
     reading goes on. Then link the modules whose overrides use another module's registration
@@ -129,11 +144,12 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
         nonlocal pool
         path = paths[i]
         try:
-            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False)
+            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False,
+                                      keep_text=keep_text)
             done(i)
             return
         except NotCached:
-            work.append((i, (path, write, want_diff, use_runtime, raw, cache)))
+            work.append((i, (path, write, want_diff, use_runtime, raw, cache, keep_text)))
         if jobs > 1:
             if pool is None:
                 from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
@@ -151,7 +167,7 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
             candidates[i] = raw
             if not write:
                 hand_out(i, raw)
-        linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache)
+        linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache, keep_text)
         if write:
             for i, raw in candidates.items():
                 if i not in linked:
@@ -169,7 +185,7 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     return reports
 
 
-def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None) -> dict:
+def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False) -> dict:
     """Reports for the modules taking part in a link between modules (a registration in one, its
     use in another), settled together: both ends are migrated, or both stay with a diagnostic.
     Each round migrates the linked modules in memory and collects the links one end cannot keep;
@@ -219,5 +235,6 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
         blocked.update(new)
         links = run.links(blocked)
     index = {p: i for i, p in enumerate(paths)}
-    return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_)
+    return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_,
+                                      keep_text=keep_text)
             for path, slice_ in links.items() if path in index}

@@ -77,8 +77,18 @@ class _Progress:
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @click.option("--no-cache", is_flag=True, help="Analyse every file afresh and store nothing (the cache of results "
                                                "lives in TF_GRL_MIGRATE_CACHE_DIR or ~/.cache/tf-grl-migrate).")
+@click.option("--verify", is_flag=True, help="Prove every migrated site: run the original under TF1 semantics and "
+                                             "the migrated code under TF2 (eager and tf.function) in worker "
+                                             "processes, and compare forward values and gradients. Runs your code "
+                                             "(imports and definitions only); needs TensorFlow.")
+@click.option("--verify-against", "against", metavar="ORIGINAL", type=click.Path(exists=True),
+              help="Check a migration made by hand: every override site of ORIGINAL (TF1 code, a file or a "
+                   "directory) against the same-named callable in PATH. Writes nothing.")
+@click.option("--verify-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Time limit per site and side for verification [default: 60].")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
-def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache):
+def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache, verify, against,
+         verify_timeout):
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
@@ -87,9 +97,13 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
         raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")
     if write and check:
         raise click.UsageError("--write and --check exclude each other")
+    if against is not None:
+        sys.exit(_verify_against(against, paths, write, check, verify, use_runtime, fmt, jobs, quiet, verify_timeout))
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("- (stdin) cannot be combined with other paths")
+        if verify:
+            raise click.UsageError("--verify needs files (their folder is where the modules they import are found)")
         sys.exit(_stdin(check, use_runtime, fmt))
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -97,11 +111,45 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     want_diff = fmt == "text" and not write and not check
     progress = not quiet and fmt == "text" and sys.stderr.isatty()
     with _Progress(progress) as bar:
-        reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
-                                    exclude=exclude, extend_exclude=extend_exclude, jobs=jobs, cache=not no_cache,
-                                    on_progress=bar.update)
-    _emit(reports, write and not check, check, fmt, quiet)
+        try:
+            reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
+                                        exclude=exclude, extend_exclude=extend_exclude, jobs=jobs,
+                                        cache=not no_cache, on_progress=bar.update, verify=verify,
+                                        verify_timeout=verify_timeout)
+        except RuntimeError as exc:  # verification could not start (no TensorFlow for this Python)
+            raise click.ClickException(f"--verify: {exc}") from None
+    _emit(reports, write and not check, check, fmt, quiet, verify)
     sys.exit(report.exit_status(reports, check))
+
+
+def _verify_against(original, paths, write, check, verify, use_runtime, fmt, jobs, quiet, timeout) -> int:
+    if len(paths) != 1 or paths[0] == "-":
+        raise click.UsageError("--verify-against ORIGINAL takes exactly one PATH: the migrated file or directory")
+    if write or check or verify or use_runtime:
+        raise click.UsageError("--verify-against checks an existing migration: it takes none of --write, --check, "
+                               "--verify, --use-runtime")
+    if not os.path.exists(paths[0]):
+        raise click.UsageError(f"no such file or directory: {paths[0]}")
+    from .verification import verify_against
+
+    try:
+        reports = verify_against(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    except RuntimeError as exc:
+        raise click.ClickException(f"--verify-against: {exc}") from None
+    if fmt == "json":
+        click.echo(report.to_json(reports, False, True))
+    else:
+        for rep in reports:
+            for d in sorted(rep.diagnostics):
+                click.echo(d.format(rep.path), err=True)
+        if not quiet:
+            t = report.totals(reports, True)
+            click.echo(f"{len(reports)} file{'s' if len(reports) != 1 else ''} with overrides checked against "
+                       f"{paths[0]}: {t['verified']} sites verified, {t['differs']} differ, "
+                       f"{t['not_verifiable']} not verifiable", err=True)
+    return report.exit_status(reports, False)
 
 
 def _stdin(check, use_runtime, fmt) -> int:
@@ -125,9 +173,9 @@ def _stdin(check, use_runtime, fmt) -> int:
     return report.exit_status([rep], check)
 
 
-def _emit(reports, write, check, fmt, quiet):
+def _emit(reports, write, check, fmt, quiet, verified=False):
     if fmt == "json":
-        click.echo(report.to_json(reports, write))
+        click.echo(report.to_json(reports, write, verified))
         return
     for rep in reports:
         if rep.diff:
@@ -137,7 +185,7 @@ def _emit(reports, write, check, fmt, quiet):
         for d in sorted(rep.diagnostics):
             click.echo(d.format(rep.path), err=True)
     if not quiet:
-        click.echo(report.summary_line(reports, write), err=True)
+        click.echo(report.summary_line(reports, write, verified), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

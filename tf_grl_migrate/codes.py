@@ -7,6 +7,7 @@ runs the examples; tests/test_codes.py checks that every code has a README row a
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
 # 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).
+# 3xx: verification of a migrated site (--verify, --verify-against); GRL302 is an error.
 # 9xx: a file the tool could not process (file left unchanged).
 CODES = {
     "GRL101": "override block calls code the tool cannot see into",
@@ -26,6 +27,9 @@ CODES = {
     "GRL201": "note: the migrated file imports keras.engine, which Keras 3 removed",
     "GRL202": "note: a gradient registration no block of the file or of the run uses is kept as it is",
     "GRL203": "note: an override map key that is no op type overrode nothing in TF1, nor after migration",
+    "GRL301": "note: verified: the migrated site gives TF1's forward values and gradients (--verify)",
+    "GRL302": "verification: the migrated site does not give TF1's forward values or gradients, or raises",
+    "GRL303": "note: not verifiable: the site could not be exercised (the reason says why)",
     "GRL901": "cannot read or decode file",
     "GRL902": "cannot parse file",
     "GRL903": "internal error while transforming file",

@@ -190,12 +190,13 @@ def read(path: str):
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
                  raw: bytes | None = None, cache=None, compute: bool = True, links=None,
-                 blocked: dict | None = None) -> FileReport:
+                 blocked: dict | None = None, keep_text: bool = False) -> FileReport:
     """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
     ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
     verdict is wanted, as in ``--check``); ``compute=False`` raises :class:`NotCached` on a miss.
     ``links``: the module's links to other modules of the run (facts.Links; never cached);
-    ``blocked`` collects the ones it cannot keep its end of."""
+    ``blocked`` collects the ones it cannot keep its end of. ``keep_text``: a changed file's report
+    carries the migrated text (``new_text``; the glued cells for a notebook), for verification."""
     if raw is None:
         raw, failure = read(path)
         if failure:
@@ -205,9 +206,9 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     elif CANDIDATE not in raw:
         return FileReport(path)
     if path.endswith(".ipynb"):
-        return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute)
+        return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, keep_text)
     key, hit = _look_up(cache, raw, use_runtime, "py")
-    if hit is not None and (hit[0] is None or not (want_diff or write)):  # the verdict is all we need
+    if hit is not None and (hit[0] is None or not (want_diff or write or keep_text)):  # the verdict is all we need
         return FileReport(path, diagnostics=hit[1], changed=hit[0] is not None)
     try:
         source = decode(raw)
@@ -218,6 +219,8 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     else:
         new_text, report = _compute(path, source.text, use_runtime, cache, key, compute, links, blocked)
     if report.changed:
+        if keep_text:
+            report.new_text = new_text
         if want_diff:
             report.diff = unified_diff(path, source.text, new_text)
         if write:
@@ -233,7 +236,7 @@ def _write(report: FileReport, path: str, data: bytes, raw: bytes) -> None:
         report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
 
 
-def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute) -> FileReport:
+def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, keep_text=False) -> FileReport:
     from . import notebooks
 
     report = FileReport(path)
@@ -265,6 +268,8 @@ def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute) 
         report.diagnostics.append(Diagnostic(1, 1, "GRL906", str(exc)))
         return report
     report.changed = bool(changed)
+    if keep_text and changed:
+        report.new_text = new_glued
     if want_diff:
         report.diff = "".join(unified_diff(f"{path}:cell {i + 1}", before[i], changed[i]) for i in sorted(changed))
     if write and changed:

@@ -23,7 +23,8 @@ class Diagnostic(NamedTuple):
 
     @property
     def severity(self) -> str:
-        return "note" if self.code.startswith("GRL2") else "error"
+        # notes: GRL2xx, and verification's "verified" / "not verifiable" (GRL301, GRL303)
+        return "note" if self.code.startswith("GRL2") or self.code in ("GRL301", "GRL303") else "error"
 
     @property
     def is_refusal(self) -> bool:
@@ -48,20 +49,25 @@ class Diagnostic(NamedTuple):
 
 
 class FileReport:
-    """What happened to one file: changed, its diagnostics, the dry-run diff, whether written."""
+    """What happened to one file: changed, its diagnostics, the dry-run diff, whether written, and
+    (``--verify``) each migrated site's verification. ``new_text`` carries the migrated text of a
+    changed file from the worker that computed it to verification; it is no part of the report."""
 
-    __slots__ = ("path", "changed", "diagnostics", "diff", "written")
+    __slots__ = ("path", "changed", "diagnostics", "diff", "written", "verification", "new_text")
+    _COMPARED = __slots__[:-1]
 
     def __init__(self, path: str, changed: bool = False, diagnostics: list[Diagnostic] | None = None,
-                 diff: str = "", written: bool = False):
+                 diff: str = "", written: bool = False, verification: list | None = None):
         self.path = path
         self.changed = changed
         self.diagnostics = [] if diagnostics is None else diagnostics
         self.diff = diff
         self.written = written
+        self.verification = [] if verification is None else verification
+        self.new_text = None
 
     def _fields(self):
-        return tuple(getattr(self, name) for name in self.__slots__)
+        return tuple(getattr(self, name) for name in self._COMPARED)
 
     def __eq__(self, other):
         return type(other) is FileReport and self._fields() == other._fields()
@@ -69,7 +75,12 @@ class FileReport:
     __hash__ = None
 
     def __repr__(self):
-        return "FileReport(" + ", ".join(f"{n}={v!r}" for n, v in zip(self.__slots__, self._fields())) + ")"
+        return "FileReport(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._COMPARED, self._fields())) + ")"
+
+    @property
+    def differs(self) -> bool:
+        """A migrated site whose TF2 result is not TF1's (``--verify``)."""
+        return any(v.status == "differs" for v in self.verification)
 
     @property
     def failed(self) -> bool:
@@ -80,16 +91,20 @@ class FileReport:
         return any(d.is_refusal for d in self.diagnostics)
 
 
-def totals(reports: list[FileReport]) -> dict:
-    return {
+def totals(reports: list[FileReport], verified: bool = False) -> dict:
+    out = {
         "files": len(reports),
         "changed": sum(r.changed for r in reports),
         "refused": sum(d.is_refusal for r in reports for d in r.diagnostics),
         "failed": sum(r.failed for r in reports),
     }
+    if verified:
+        for status in ("verified", "differs", "not_verifiable"):
+            out[status] = sum(v.status == status for r in reports for v in r.verification)
+    return out
 
 
-def summary_line(reports: list[FileReport], write: bool) -> str:
+def summary_line(reports: list[FileReport], write: bool, verified: bool = False) -> str:
     t = totals(reports)
     refused, failed = t["refused"], t["failed"]
     # with --write, a file counts as migrated once it is on disk (a read-only one fails with GRL905)
@@ -99,27 +114,36 @@ def summary_line(reports: list[FileReport], write: bool) -> str:
     parts.append(f"{refused} site{'s' if refused != 1 else ''} refused")
     parts.append(f"{failed} file{'s' if failed != 1 else ''} failed")
     parts.append(f"{len(reports)} checked")
-    return ", ".join(parts)
+    line = ", ".join(parts)
+    if verified:
+        t = totals(reports, True)
+        line += (f"; {t['verified']} site{'s' if t['verified'] != 1 else ''} verified, {t['differs']} differ, "
+                 f"{t['not_verifiable']} not verifiable")
+    return line
 
 
 def exit_status(reports: list[FileReport], check: bool) -> int:
     if any(r.failed for r in reports):
         return EXIT_FAILED
+    if any(r.differs for r in reports):  # --verify: a migration that is not TF1's
+        return EXIT_WOULD_CHANGE
     if check and any(r.changed or r.refused for r in reports):
         return EXIT_WOULD_CHANGE
     return EXIT_OK
 
 
-def to_json(reports: list[FileReport], write: bool) -> str:
-    files = [
-        {
+def to_json(reports: list[FileReport], write: bool, verified: bool = False) -> str:
+    files = []
+    for r in reports:
+        entry = {
             "path": r.path,
             "changed": r.changed,
             "written": r.written,
             "diagnostics": [d.to_json() for d in sorted(r.diagnostics)],
         }
-        for r in reports
-    ]
+        if verified:
+            entry["verification"] = [v.to_json() for v in r.verification]
+        files.append(entry)
     import json
 
-    return json.dumps({"files": files, "totals": totals(reports), "write": write}, indent=2)
+    return json.dumps({"files": files, "totals": totals(reports, verified), "write": write}, indent=2)

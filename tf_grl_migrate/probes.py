@@ -1,0 +1,584 @@
+"""What verification runs, read from the source with Python's ``ast`` (no TensorFlow, no libcst):
+
+- the *sites*: ``with <graph>.gradient_override_map(...)`` items of the original, and which of
+  them the migration removed (``--verify``) or all of them (``--verify-against``);
+- the *callable* through which each site is reached: the module-level function that holds it, or
+  the class whose method holds it (instantiated, then called); a function that returns functions
+  has those called too (a site in a closure is reached that way);
+- the *arguments*: a float32 tensor for each parameter that flows into an overridden op, every
+  other parameter from its default and, for numbers, also at a second value (a literal a call in
+  the run passes, else one chosen here);
+- the *slice* a worker executes: the module's imports and the definitions the callable needs,
+  never its script code (``definitions``);
+- the lines of the migrated text the tool wrote (a failure there is the tool's).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import NamedTuple
+
+MARKER = "gradient_override_map"
+SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
+# rank 4 (NHWC) for image ops
+CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
+
+
+def override_sites(tree: ast.Module) -> list:
+    """(with item's call node, chain of enclosing def/class nodes, the with node) for every
+    ``with ... .gradient_override_map(...)`` item, in source order."""
+    found = []
+
+    def visit(node, chain):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.With, ast.AsyncWith)):
+                for item in child.items:
+                    call = item.context_expr
+                    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr == MARKER):
+                        found.append((call, chain, child))
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, chain + (child,))
+            else:
+                visit(child, chain)
+
+    visit(tree, ())
+    return found
+
+
+def _qualname(chain) -> str:
+    return ".".join(n.name for n in chain) or "<module>"
+
+
+def migrated_sites(original: ast.Module, migrated: ast.Module | None) -> list:
+    """The original's sites the migration removed: per enclosing def, as many as it lost (all of a
+    def's sites share its callable, so which of them is immaterial)."""
+    sites = override_sites(original)
+    if migrated is None:
+        return sites
+    left: dict = {}
+    for _, chain, _ in override_sites(migrated):
+        left[_qualname(chain)] = left.get(_qualname(chain), 0) + 1
+    out = []
+    for site in sites:
+        name = _qualname(site[1])
+        if left.get(name, 0) > 0:
+            left[name] -= 1
+            continue
+        out.append(site)
+    return out
+
+
+def _names(node) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _targets(node) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
+def _flowing(fdef, blocks) -> set:
+    """Names whose values can reach an op made in the override blocks: the names the blocks read,
+    then, backwards through the function's assignments, the names those were computed from."""
+    flow = set()
+    for block in blocks:
+        for stmt in block.body:
+            flow |= _names(stmt)
+        for item in block.items:  # `with scope(x) as name, g.gradient_override_map(...)`
+            if item.context_expr is not None and not (
+                    isinstance(item.context_expr, ast.Call) and isinstance(item.context_expr.func, ast.Attribute)
+                    and item.context_expr.func.attr == MARKER):
+                flow |= _names(item.context_expr)
+    pairs = []
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Assign):
+            pairs.append((set().union(*(_targets(t) for t in node.targets)), _names(node.value)))
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            pairs.append((_targets(node.target), _names(node.value)))
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            pairs.append((_targets(node.target), _names(node.iter)))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            pairs.append((_targets(node.optional_vars), _names(node.context_expr)))
+        elif isinstance(node, ast.NamedExpr):
+            pairs.append(({node.target.id}, _names(node.value)))
+    changed = True
+    while changed:
+        changed = False
+        for targets, sources in pairs:
+            if targets & flow and not sources <= flow:
+                flow |= sources
+                changed = True
+    return flow
+
+
+def _literal(node):
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _params(fdef, skip_self: bool) -> list:
+    """[(name, has_default, default node | None[, "keyword"])] of the positional parameters, then
+    the keyword-only ones (marked)."""
+    a = fdef.args
+    positional = list(a.posonlyargs) + list(a.args)
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    out = [(p.arg, d is not None, d) for p, d in zip(positional, defaults)]
+    if skip_self and out:
+        out = out[1:]
+    return out + [(p.arg, d is not None, d, "keyword") for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+
+
+def call_site_literals(trees, names: set) -> dict:
+    """Literal numbers the calls of ``names`` (a function's or method's name, an instance's) pass,
+    by position and by keyword: {("pos", i) | ("kw", name): [values]}, in source order."""
+    found: dict = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called not in names:
+                continue
+            for i, arg in enumerate(node.args):
+                ok, value = _literal(arg)
+                if ok and _is_number(value):
+                    found.setdefault(("pos", i), []).append(value)
+            for kw in node.keywords:
+                ok, value = _literal(kw.value)
+                if kw.arg and ok and _is_number(value):
+                    found.setdefault(("kw", kw.arg), []).append(value)
+    return found
+
+
+def _second(default, literals) -> object:
+    for value in literals:
+        if value != default:
+            return value
+    if isinstance(default, int):
+        return default + 1 if default != 1 else 2
+    return 0.5 if default != 0.5 else 2.0
+
+
+def _unpacked(fdef, name) -> int:
+    """How many names ``a, b = name`` unpacks a parameter into (a Keras ``call(self, inputs)``
+    taking ``[x, lambda]``); 0 when it is not unpacked."""
+    for node in ast.walk(fdef):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name
+                and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List))
+                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts)):
+            return len(node.targets[0].elts)
+    return 0
+
+
+def _arguments(fdef, params, flow, literals, tensor_first: bool) -> list:
+    """Ways to call ``fdef``, best first: each a list with one entry per parameter,
+    {"name", "kind": "tensor" | "tensors" (``count`` of them) | "value" (``values``: first, then
+    second) | "default"}. The first way gives a tensor to every parameter without a default that
+    flows into an overridden op; the second (when there are several) to the first of them only,
+    the others taking numbers (a bit width, a scale)."""
+    flowing = [p[0] for p in params if p[0] in flow and not p[1]]
+    if not flowing and tensor_first:
+        flowing = [p[0] for p in params if not p[1]][:1]
+    variants = [flowing] + ([flowing[:1]] if len(flowing) > 1 else [])
+    out = []
+    for tensors in variants:
+        args = []
+        for i, (name, has_default, default, *keyword) in enumerate(params):
+            lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
+            if name in tensors:
+                count = _unpacked(fdef, name)
+                args.append({"name": name, "kind": "tensors", "count": count} if count
+                            else {"name": name, "kind": "tensor"})
+            elif has_default:
+                ok, value = _literal(default)
+                if ok and _is_number(value):
+                    args.append({"name": name, "kind": "value", "values": [value, _second(value, lits)]})
+                else:  # None, a string, a name: Python's own default
+                    args.append({"name": name, "kind": "default"})
+            elif lits:
+                args.append({"name": name, "kind": "value", "values": [lits[0], _second(lits[0], lits[1:])]})
+            else:
+                args.append({"name": name, "kind": "value", "values": list(CHOSEN)})
+            if keyword:
+                args[-1]["keyword"] = True
+        out.append(args)
+    return out
+
+
+def _init_arguments(init, literals) -> tuple[list, list]:
+    """(arguments for ``__init__``: defaults and literals a call of the class passes, one value
+    each; the required parameters nothing gives a value for)."""
+    if init is None:
+        return [], []
+    args, missing = [], []
+    for i, (name, has_default, default, *_) in enumerate(_params(init, skip_self=True)):
+        lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
+        if lits:
+            args.append({"name": name, "kind": "value", "values": lits[:1]})
+        elif has_default:
+            args.append({"name": name, "kind": "default"})
+        else:
+            missing.append(name)
+    return args, missing
+
+
+class Probe(NamedTuple):
+    """What one worker call exercises: the entry (a module-level function or class), the ways to
+    call it, and the sites it reaches."""
+
+    entry: dict  # {"kind": "function" | "class" | "block", "name", "classes", "method", "init", "variants", ...}
+    sites: list  # [(line, col)]
+    labels: list  # one per way of calling; "{shape}" stands for the input shape tried
+    reason: str | None = None  # set: not verifiable without running anything
+    fallbacks: tuple = ()  # per site: its block exercised alone (a Probe), or None, where this cannot run
+
+    @property
+    def label(self) -> str:
+        return self.labels[0]
+
+
+def plan(original: str, migrated: str | None, path: str = "<string>", others=()) -> list:
+    """The probes for a module: ``migrated`` None takes every site of ``original`` (the
+    ``--verify-against`` case); ``others`` are the parsed trees of the run's other modules,
+    searched for literal arguments. Never raises for a text that parses."""
+    tree = ast.parse(original)
+    new_tree = ast.parse(migrated) if migrated is not None else None
+    sites = migrated_sites(tree, new_tree)
+    trees = [tree, *others]
+    probes: dict = {}
+    for call, chain, block in sites:
+        where = (call.lineno, call.col_offset + 1)
+        key = tuple(id(n) for n in _entry_chain(chain))
+        alone = block_probe(tree, new_tree, original, migrated, call, block, chain)
+        if key in probes:
+            probes[key][1].append(where)
+            probes[key][2].append(block)
+            probes[key][3].append(alone)
+            continue
+        probes[key] = [chain, [where], [block], [alone]]
+    return [_probe(chain, where, blocks, trees, tree)._replace(fallbacks=tuple(alone))
+            for chain, where, blocks, alone in probes.values()]
+
+
+def _entry_chain(chain) -> tuple:
+    """The classes (outermost first) and the def through which a site is reached."""
+    out = []
+    for node in chain:
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            break
+    return tuple(out)
+
+
+def _probe(chain, where, blocks, trees, tree) -> Probe:
+    entry_chain = _entry_chain(chain)
+    if not entry_chain:
+        return Probe({}, where, ["<module>"], "the override runs in the module's own statements (script code), "
+                                              "which verification never runs; no function or class reaches it")
+    fdef = entry_chain[-1]
+    classes = [n.name for n in entry_chain if isinstance(n, ast.ClassDef)]
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return Probe({}, where, [".".join(classes)], "the override is in a class body, not in a method "
+                                                     "verification can call")
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        return Probe({}, where, [fdef.name], "an async function is not exercised")
+    closure = len(chain) > len(entry_chain)  # the site is in a def nested in the entry: it returns that
+    if not classes:
+        variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks),
+                              call_site_literals(trees, {fdef.name}), tensor_first=not closure)
+        entry = {"kind": "function", "name": fdef.name, "variants": variants}
+        return Probe(entry, where, [_label(fdef.name, v, closure) for v in variants])
+    top = entry_chain[0]
+    owner = entry_chain[-2]
+    if fdef.name == "__init__":
+        return Probe({}, where, [".".join(classes)], "the override runs in __init__; verification calls methods "
+                                                     "of an instance")
+    init = next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    instances = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                 and isinstance(n.value.func, ast.Name) and n.value.func.id == owner.name
+                 for t in n.targets if isinstance(t, ast.Name)}
+    static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fdef.decorator_list)
+    init_args, missing = _init_arguments(init, call_site_literals(trees, {owner.name}))
+    callers = {fdef.name} | (instances if fdef.name in ("__call__", "call") else set())
+    variants = _arguments(fdef, _params(fdef, skip_self=not static), _flowing(fdef, blocks),
+                          call_site_literals(trees, callers), tensor_first=not closure)
+    entry = {"kind": "class", "name": top.name, "classes": classes, "method": fdef.name, "static": static,
+             "init": init_args, "missing": missing, "variants": variants}
+    made = ".".join(classes)
+    if not static:
+        shown = [f"{a['name']}={a['values'][0]!r}" for a in init_args if a["kind"] == "value"]
+        made += f"({', '.join(shown)})" if not missing else "(<without __init__>)"
+    called = "" if fdef.name == "__call__" and not static else f".{fdef.name}"
+    return Probe(entry, where, [_label(made + called, v, closure) for v in variants])
+
+
+def _label(name, args, closure=False) -> str:
+    parts = []
+    for a in args:
+        if a["kind"] == "tensor":
+            parts.append(f"{a['name']}[{{shape}}]")
+        elif a["kind"] == "tensors":
+            parts.append(f"{a['name']}=[{a['count']} x [{{shape}}]]")
+        elif a["kind"] == "value":
+            parts.append(f"{a['name']}=" + "|".join(repr(v) for v in a["values"]))
+    label = f"{name}({', '.join(parts)})"
+    if closure or not any(a["kind"] in ("tensor", "tensors") for a in args):
+        label += "(x[{shape}])"  # the function it returns, called on a tensor
+    return label
+
+
+# ---------------------------------------------------------------------------------------------
+# The override block alone, where its callable cannot be exercised
+
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+
+
+def _module_names(tree) -> set:
+    """Names the module's definitions bind (imports, defs, classes, assignments)."""
+    names = set()
+    for stmt in tree.body:
+        if not _is_main_guard(stmt):
+            names |= _binds(stmt)
+    return names
+
+
+def _reads(nodes) -> tuple[set, dict, set]:
+    """(names read, {name: attributes read} for names read only as ``name.attr``, names stored)
+    in ``nodes``, not looking into nested defs and classes."""
+    loads, attrs, plain, stores = set(), {}, set(), set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stores.add(node.name)
+                for d in getattr(node, "decorator_list", []):
+                    visit(d)
+            return
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            attrs.setdefault(node.value.id, set()).add(node.attr)
+            loads.add(node.value.id)
+            return
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads.add(node.id)
+                plain.add(node.id)
+            else:
+                stores.add(node.id)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for n in nodes:
+        visit(n)
+    objects = {k: sorted(v) for k, v in attrs.items() if k not in plain}
+    return loads, objects, stores
+
+
+def _region(original: str, migrated: str, first: int, last: int) -> tuple[int, int] | None:
+    """The lines (1-based, inclusive) of ``migrated`` that took the place of ``original``'s lines
+    ``first``..``last``: what the rewrite inserted there, replaced them with, or kept of them."""
+    old, new = original.splitlines(), migrated.splitlines()
+    a, b = first - 1, last
+    js = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            lo, hi = max(i1, a), min(i2, b)
+            if lo < hi:
+                js += [j1 + lo - i1, j1 + hi - i1]
+        elif (i1 < b and i2 > a) or (tag == "insert" and a <= i1 < b) or (tag == "insert" and i1 == a):
+            js += [j1, j2]
+    if not js or max(js) <= min(js):
+        return None
+    return min(js) + 1, max(js)
+
+
+def block_probe(tree, migrated_tree, original: str, migrated: str | None, call, block, chain):
+    """The override block exercised alone, as a function of the names it reads (tensors; a name
+    read only as ``name.attr`` an object with tensor attributes), the graph's map entered on the
+    default graph; against the lines the migration put in its place, given the same values. Only
+    where the map is a literal of strings (its registrations then live outside the block) and the
+    new lines read nothing the block did not (or the module defines): anything else would compare
+    different things. None where that does not hold."""
+    if migrated is None or migrated_tree is None:
+        return None
+    item = next(i for i in block.items if i.context_expr is call)
+    mapping = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if not (isinstance(mapping, ast.Dict) and all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
+            and isinstance(v.value, str) for k, v in zip(mapping.keys, mapping.values))):
+        return None
+    region = _region(original, migrated, block.lineno, block.end_lineno)
+    if region is None:
+        return None
+    new_lines = migrated.splitlines()[region[0] - 1:region[1]]
+    import textwrap
+
+    try:
+        new_body = ast.parse(textwrap.dedent("\n".join(new_lines))).body
+    except SyntaxError:
+        return None
+    # the original block with its map entered on the graph the worker gives
+    call.func.value, saved = ast.Name("__grl_graph__", ast.Load()), call.func.value
+    try:
+        old_source = ast.unparse(block)
+    finally:
+        call.func.value = saved
+    old_reads, old_objects, old_stores = _reads([*block.body, *(i.context_expr for i in block.items if i is not item),
+                                                 mapping])
+    new_reads, new_objects, new_stores = _reads(new_body)
+    module_old, module_new = _module_names(tree), _module_names(migrated_tree)
+    free = sorted(n for n in old_reads if n not in module_old and n not in _BUILTIN_NAMES)
+    if any(n not in free and n not in module_new and n not in _BUILTIN_NAMES and n not in new_stores
+           for n in new_reads):
+        return None  # the new lines need something the block did not have (a def the rewrite put elsewhere)
+    objects = {n: old_objects[n] for n in free if n in old_objects}
+    if any(n in objects and set(new_objects.get(n, ())) - set(objects[n]) for n in new_reads):
+        return None
+    outputs = sorted(n for n in old_stores if n not in free or n in old_reads) + [
+        f"{n}.{a}" for n in objects for a in _stored_attributes(block, n)]
+    outputs = [o for o in outputs if "." in o or o in old_stores]
+    tensors = [n for n in free if n not in objects]
+    label = f"the block at line {block.lineno}(" + ", ".join(
+        [f"{n}[{{shape}}]" for n in tensors] + [f"{n}.{a}[{{shape}}]" for n in objects for a in objects[n]]) + ")"
+    entry = {"kind": "block", "name": f"line {block.lineno}", "tensors": tensors, "objects": objects,
+             "outputs": outputs, "variants": [[]],
+             "original": {"source": _wrap(old_source, free, outputs), "reads": sorted(old_reads - set(free))},
+             "migrated": {"source": _wrap("\n".join(new_lines), free, outputs, dedent=True),
+                          "reads": sorted(new_reads - set(free)), "first": region[0]}}
+    return Probe(entry, [(call.lineno, call.col_offset + 1)], [label])
+
+
+def _stored_attributes(block, name) -> list:
+    return sorted({n.attr for n in ast.walk(block) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                   and isinstance(n.value, ast.Name) and n.value.id == name})
+
+
+def _wrap(source: str, free, outputs, dedent: bool = False) -> str:
+    """``def __grl_block__(free...)``: the block, then the values it leaves (a ``return`` in the
+    block returns first)."""
+    import textwrap
+
+    body = textwrap.dedent(source) if dedent else source
+    pairs = ", ".join(f"{o!r}: {o}" for o in outputs)
+    return (f"def __grl_block__({', '.join(['__grl_graph__', *free])}):\n"
+            + textwrap.indent(body, "    ") + f"\n    return {{'__grl_block__': True, {pairs}}}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The slice a worker executes (ast only; shared with verify_worker)
+
+_BINDERS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+            ast.AnnAssign, ast.AugAssign)
+
+
+def _binds(stmt) -> set:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    names = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _is_main_guard(stmt) -> bool:
+    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and "__name__" in _names(stmt.test))
+
+
+def _registers(stmt, source_lines) -> bool:
+    """A statement that registers a gradient (decorator or call), which an override names by its
+    string, not by a Python name (a class body's registration counts for the class)."""
+    if isinstance(stmt, ast.ClassDef):
+        nodes = [stmt]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        nodes = stmt.decorator_list
+    elif isinstance(stmt, (ast.Expr, ast.Assign)):
+        nodes = [stmt]
+    else:
+        return False
+    return any("RegisterGradient" in ast.dump(n) for n in nodes)
+
+
+def _global_reads(stmt) -> set:
+    """The module-level names a statement reads, as Python's own symbol table resolves them (a
+    function's parameters and locals are not the module's names)."""
+    import symtable
+
+    try:
+        table = symtable.symtable(ast.unparse(stmt), "<statement>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return _names(stmt)
+    found = set()
+
+    def walk(t, top):
+        for sym in t.get_symbols():
+            if (sym.is_referenced() and top) or (not top and sym.is_global() and (
+                    sym.is_referenced() or sym.is_declared_global())):
+                found.add(sym.get_name())
+        for child in t.get_children():
+            walk(child, False)
+
+    walk(table, True)
+    return found
+
+
+def definitions(tree: ast.Module, wanted: set | None) -> list:
+    """The module-level statements the names ``wanted`` need (None: every def and class, a module
+    imported by the one under test): imports, defs, classes and assignments binding a needed name,
+    gradient registrations, and, repeatedly, what those read. Never the script code: bare calls,
+    loops, ``if __name__ == "__main__":``."""
+    body = [s for s in tree.body if not _is_main_guard(s)]
+    if wanted is None:
+        wanted = {s.name for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    keep = [False] * len(body)
+    needed = set(wanted)
+    binds = [_binds(s) for s in body]
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.ImportFrom) and (stmt.module == "__future__" or any(a.name == "*" for a in stmt.names)):
+            keep[i] = True
+        elif _registers(stmt, None):
+            keep[i] = True
+    changed = True
+    while changed:
+        changed = False
+        for i, stmt in enumerate(body):
+            if keep[i]:
+                continue
+            if binds[i] & needed and (isinstance(stmt, _BINDERS) or isinstance(stmt, (ast.If, ast.Try, ast.With))):
+                keep[i] = True
+        new = set(needed)
+        for i, stmt in enumerate(body):
+            if keep[i]:
+                new |= _global_reads(stmt)
+        if new != needed:
+            needed = new
+            changed = True
+    return [s for s, k in zip(body, keep) if k]
+
+
+# ---------------------------------------------------------------------------------------------
+# Which lines of the migrated text the tool wrote (a failure there is the tool's)
+
+
+def written_lines(original: str, migrated: str) -> list:
+    lines = []
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), migrated.splitlines(), autojunk=False)
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            lines.extend(range(j1 + 1, j2 + 1))
+    return lines
