@@ -243,7 +243,7 @@ def _one(task, pools, timeout, roots, migrated) -> list:
     job, new_text, probe = task
     if probe.reason is None:
         outcome, ran = _exercise(job, new_text, probe, pools, timeout, roots, migrated)
-        if ran or not any(probe.fallbacks):
+        if (ran and outcome[0] != NOT_VERIFIABLE) or not any(probe.fallbacks):
             return [outcome] * len(probe.sites)
         why = f"{outcome[3]} could not be exercised ({outcome[2]})"
     else:

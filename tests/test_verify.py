@@ -1,0 +1,270 @@
+"""Verification (--verify, --verify-against): the original under TF1 semantics, the migrated code
+under TF2, in worker processes with real TensorFlow. Each test runs one batch of files (one pair of
+workers, TensorFlow imported once per worker)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from harness import CASES, cli
+from tf_grl_migrate import migrate_paths
+from tf_grl_migrate.codes import CODES
+from tf_grl_migrate.report import FileReport
+from tf_grl_migrate.verification import Job, verify, verify_against, verify_reports
+
+VERIFY = CASES / "verify"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WRONG = sorted(p.stem for p in (VERIFY / "wrong").glob("*.py"))
+# which callable each wrong port breaks (the others are right)
+BROKEN = {
+    "lost_sign": "flip_gradient", "ignores_scale": "flip_gradient", "changed_forward": "flip_gradient",
+    "ste_lost_clipping": "binarize", "guided_relu_without_gate": "guided_relu", "two_inputs_swapped": "uneven_max",
+}
+
+
+def by_callable(verifications):
+    return {v.callable.split("(")[0]: v for v in verifications}
+
+
+@pytest.fixture(scope="module")
+def hand_ports(tmp_path_factory):
+    """--verify-against over two trees: the TF1 original beside each port (one right, written unlike
+    the tool's output: a Keras layer with its own custom_gradient, a stop_gradient trick; and one
+    wrong port per shape the tool knows)."""
+    root = tmp_path_factory.mktemp("ports")
+    (root / "tf1").mkdir()
+    (root / "tf2").mkdir()
+    for name in ["right", *WRONG]:
+        shutil.copy(VERIFY / "original" / "grads.py", root / "tf1" / f"{name}.py")
+        port = VERIFY / "right" / "grads.py" if name == "right" else VERIFY / "wrong" / f"{name}.py"
+        shutil.copy(port, root / "tf2" / f"{name}.py")
+    reports = verify_against(str(root / "tf1"), str(root / "tf2"), jobs=2)
+    return root, {pathlib.Path(r.path).stem: r for r in reports}
+
+
+def test_a_right_hand_port_written_differently_is_verified(hand_ports):
+    _, reports = hand_ports
+    found = by_callable(reports["right"].verification)
+    assert set(found) == {"flip_gradient", "binarize", "guided_relu", "uneven_max"}
+    assert {v.status for v in found.values()} == {"verified"}, found
+    # a reversal that ignored its scale must not pass because the scale defaults to 1.0
+    assert "l=1.0|0.5" in found["flip_gradient"].callable
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_every_wrong_hand_port_differs(hand_ports, name):
+    _, reports = hand_ports
+    found = by_callable(reports[name].verification)
+    assert found[BROKEN[name]].status == "differs", found[BROKEN[name]]
+    assert found[BROKEN[name]].reason
+    others = [v for c, v in found.items() if c != BROKEN[name]]
+    assert {v.status for v in others} == {"verified"}, others
+    diagnostic = next(d for d in reports[name].diagnostics if d.code == "GRL302")
+    assert diagnostic.severity == "error" and "does not compute what the original did" in diagnostic.message
+
+
+def test_verify_against_on_the_command_line_exits_1_and_writes_nothing(tmp_path):
+    original, port = tmp_path / "old.py", tmp_path / "new.py"
+    shutil.copy(VERIFY / "original" / "grads.py", original)
+    shutil.copy(VERIFY / "wrong" / "lost_sign.py", port)
+    before = port.read_bytes()
+    result = cli("--verify-against", original, port, "--format", "json")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["totals"]["differs"] == 1 and data["totals"]["verified"] == 3
+    _validate(data)
+    assert port.read_bytes() == before
+    assert cli("--verify-against", original, port, "--write").exit_code == 2  # nothing is ever written
+
+
+REWRITE_CASES = ["dann_builder_class", "sign_straight_through", "guided_relu_local", "maximum_two_input_override",
+                 "variable_scale", "module_level_graph_variable", "keras_layer_get_config",
+                 "registration_in_class_body_used_from_method", "target_chosen_by_a_name"]
+
+
+@pytest.fixture(scope="module")
+def verified_tree(tmp_path_factory):
+    """--verify over rewrite cases (each its own file), both strategies, in one run each."""
+    runs = {}
+    for strategy in ("inline", "runtime"):
+        root = tmp_path_factory.mktemp(f"verify-{strategy}")
+        for case in REWRITE_CASES:
+            shutil.copy(CASES / "rewrite" / case / "before.py", root / f"{case}.py")
+        extra = ["--use-runtime"] if strategy == "runtime" else []
+        result = cli(root, "--verify", "--format", "json", "--no-cache", *extra)
+        runs[strategy] = (root, result)
+    return runs
+
+
+@pytest.mark.parametrize("strategy", ["inline", "runtime"])
+def test_verify_proves_every_migrated_site_of_the_cases(verified_tree, strategy):
+    root, result = verified_tree[strategy]
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    _validate(data)
+    for entry in data["files"]:
+        assert entry["changed"], entry["path"]
+        assert entry["verification"], entry["path"]
+        for v in entry["verification"]:
+            assert v["status"] == "verified", (entry["path"], v)
+            assert v["max_abs_diff"] is not None
+    t = data["totals"]
+    assert t["verified"] >= len(REWRITE_CASES) and t["differs"] == 0 and t["not_verifiable"] == 0
+    assert all(f["path"].endswith(".py") for f in data["files"])
+    # a dry run: nothing written
+    assert (root / "dann_builder_class.py").read_text() == (CASES / "rewrite" / "dann_builder_class" /
+                                                          "before.py").read_text()
+
+
+def test_verify_text_report_names_callable_shapes_values_and_difference(tmp_path):
+    shutil.copy(CASES / "rewrite" / "dann_builder_class" / "before.py", tmp_path / "flip_gradient.py")
+    result = cli(tmp_path / "flip_gradient.py", "--verify", "--no-cache")
+    assert result.exit_code == 0, result.output
+    line = next(l for l in result.stderr.splitlines() if "GRL301" in l)
+    assert "flip_gradient.py:" in line and "FlipGradientBuilder()(x[4,3], l=1.0|" in line and "max |diff| 0" in line
+    assert result.stderr.strip().splitlines()[-1].endswith("1 site verified, 0 differ, 0 not verifiable")
+
+
+def test_a_wrong_migration_is_not_written_and_exits_1(tmp_path):
+    """The tool's own output is right on the cases; a wrong rewrite is simulated by handing the
+    verifier a migrated text whose reversal lost its sign."""
+    path = tmp_path / "flip_gradient.py"
+    shutil.copy(CASES / "rewrite" / "dann_builder_class" / "before.py", path)
+    original = path.read_bytes()
+    good = (CASES / "rewrite" / "dann_builder_class" / "after.py").read_text()
+    bad = good.replace("tf.negative(grad) * l", "grad * l")
+    assert bad != good
+    report = FileReport(str(path), changed=True)
+    report.new_text = bad
+    verify_reports([report], [str(tmp_path)], write=True, jobs=1)
+    assert report.differs and not report.written
+    assert path.read_bytes() == original
+    d = next(d for d in report.diagnostics if d.code == "GRL302")
+    assert "please report it" in d.message and d.line == 17
+    from tf_grl_migrate import report as report_module
+
+    assert report_module.exit_status([report], check=False) == 1
+    report = FileReport(str(path), changed=True)
+    report.new_text = good
+    verify_reports([report], [str(tmp_path)], write=True, jobs=1)
+    assert report.written and path.read_text() == good
+
+
+def test_not_verifiable_says_why(tmp_path):
+    (tmp_path / "shapes.py").write_text(textwrap.dedent('''\
+        import tensorflow as tf
+        import a_module_nobody_installed as missing
+
+        OPEN = open("should-never-be-created.txt", "w")  # script code: never run
+
+
+        def noisy_binarize(x):
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"Sign": "Identity"}):
+                return tf.sign(x + tf.random.uniform(tf.shape(x)))
+
+
+        def uses_missing(x):
+            s = missing.scale(2.0)
+            overrides = {"Sign": "Identity"}
+            g = tf.get_default_graph()
+            with g.gradient_override_map(overrides):
+                return tf.sign(x) * s
+
+
+        def sleeps(x):
+            import time
+            time.sleep(600)
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"Sign": "Identity"}):
+                return tf.sign(x)
+
+
+        raise SystemExit("script code: never run")
+        '''))
+    result = cli(tmp_path / "shapes.py", "--verify", "--verify-timeout", "8", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    found = {v["line"]: v for v in data["files"][0]["verification"]}
+    assert set(found) == {9, 17, 25}, found
+    assert found[9]["status"] == "not_verifiable" and "random numbers" in found[9]["reason"]
+    # the map is a variable: the block cannot be exercised alone either
+    assert found[17]["status"] == "not_verifiable" and "a_module_nobody_installed" in found[17]["reason"]
+    # a callable that runs past its time: its block alone is proven, and the note says why
+    assert found[25]["status"] == "verified" and "timed out after 8 s" in found[25]["reason"]
+    assert found[25]["callable"].startswith("the block at line 25")
+    assert not (tmp_path / "should-never-be-created.txt").exists()
+    assert data["totals"]["not_verifiable"] == 2
+
+
+def test_module_level_override_is_verified_as_its_block_alone(tmp_path):
+    (tmp_path / "script.py").write_text(textwrap.dedent('''\
+        import tensorflow as tf
+
+        @tf.RegisterGradient("ScriptClip")
+        def _clip(unused_op, grad):
+            return tf.clip_by_value(grad, -0.1, 0.1)
+
+        value = tf.Variable([3.0, -2.0], dtype=tf.float32)
+        g = tf.get_default_graph()
+        with g.gradient_override_map({"Identity": "ScriptClip"}):
+            out = tf.identity(value, name="Identity")
+        print(tf.gradients(out, value))
+        '''))
+    result = cli(tmp_path / "script.py", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    [v] = json.loads(result.stdout)["files"][0]["verification"]
+    assert v["status"] == "verified" and v["callable"].startswith("the block at line 9")
+    assert "override block alone" in v["reason"]
+
+
+def test_the_main_process_never_imports_tensorflow(tmp_path):
+    shutil.copy(CASES / "rewrite" / "sign_straight_through" / "before.py", tmp_path / "ste.py")
+    code = textwrap.dedent(f'''\
+        import sys
+        from tf_grl_migrate import migrate_paths
+        [r] = migrate_paths([{str(tmp_path / "ste.py")!r}], verify=True, cache=False)
+        assert [v.status for v in r.verification] == ["verified"], r.verification
+        print("tensorflow" in sys.modules, "keras" in sys.modules)
+        ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_verify_results_are_cached_by_tensorflow_version(tmp_path, monkeypatch):
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copy(CASES / "rewrite" / "sign_straight_through" / "before.py", tmp_path / "ste.py")
+    [first] = migrate_paths([tmp_path / "ste.py"], verify=True)
+    from tf_grl_migrate import verification
+
+    calls = []
+    monkeypatch.setattr(verification, "verify", lambda *a, **k: calls.append(1) or {})
+    [second] = migrate_paths([tmp_path / "ste.py"], verify=True)
+    assert not calls and second.verification == first.verification
+    monkeypatch.setattr(verification, "tensorflow_version", lambda python=None: "tensorflow 9.9")
+    [third] = migrate_paths([tmp_path / "ste.py"], verify=True)
+    assert calls and third.verification == []  # asked again (the stand-in answers nothing)
+
+
+def test_usage_errors():
+    assert cli("-", "--verify", input="x = 1\n").exit_code == 2
+    assert cli(VERIFY / "original", "--verify-against", VERIFY / "original" / "grads.py").exit_code == 2
+
+
+def test_the_codes_are_in_the_table():
+    assert {"GRL301", "GRL302", "GRL303"} <= set(CODES)
+
+
+def _validate(data):
+    import jsonschema
+
+    schema = json.loads((ROOT / "tf_grl_migrate" / "report.schema.json").read_text())
+    jsonschema.validate(data, schema)
