@@ -84,14 +84,17 @@ def test_verify_against_on_the_command_line_exits_1_and_writes_nothing(tmp_path)
     assert cli("--verify-against", original, port, "--write").exit_code == 2  # nothing is ever written
 
 
-REWRITE_CASES = ["dann_builder_class", "sign_straight_through", "guided_relu_local", "maximum_two_input_override",
-                 "variable_scale", "module_level_graph_variable", "keras_layer_get_config",
-                 "registration_in_class_body_used_from_method", "target_chosen_by_a_name"]
+REWRITE_CASES = sorted(p.name for p in (CASES / "rewrite").iterdir() if (p / "before.py").exists())
+# cases whose callable cannot be exercised as it stands (and says why): a matrix product of two
+# inputs of one shape, a name scope passed as a tensor, a loop over a list, a random draw
+NOT_VERIFIABLE = {("matmul_fixed_feedback_two_gradients", 17), ("registration_used_with_varying_names", 11),
+                  ("straight_through_in_a_loop_with_list_append", 10), ("tf1_only_names_in_gradient", 11)}
 
 
 @pytest.fixture(scope="module")
 def verified_tree(tmp_path_factory):
-    """--verify over rewrite cases (each its own file), both strategies, in one run each."""
+    """--verify over every rewrite case (each its own file), both strategies, in one run each: the
+    differential tests' proof again, by the package's own verifier."""
     runs = {}
     for strategy in ("inline", "runtime"):
         root = tmp_path_factory.mktemp(f"verify-{strategy}")
@@ -112,11 +115,13 @@ def test_verify_proves_every_migrated_site_of_the_cases(verified_tree, strategy)
     for entry in data["files"]:
         assert entry["changed"], entry["path"]
         assert entry["verification"], entry["path"]
+        case = pathlib.Path(entry["path"]).stem
         for v in entry["verification"]:
-            assert v["status"] == "verified", (entry["path"], v)
-            assert v["max_abs_diff"] is not None
+            expected = "not_verifiable" if (case, v["line"]) in NOT_VERIFIABLE else "verified"
+            assert v["status"] == expected, (case, v)
+            assert (v["max_abs_diff"] is None) == (expected == "not_verifiable")
     t = data["totals"]
-    assert t["verified"] >= len(REWRITE_CASES) and t["differs"] == 0 and t["not_verifiable"] == 0
+    assert t["verified"] >= len(REWRITE_CASES) - len(NOT_VERIFIABLE) and t["differs"] == 0
     assert all(f["path"].endswith(".py") for f in data["files"])
     # a dry run: nothing written
     assert (root / "dann_builder_class.py").read_text() == (CASES / "rewrite" / "dann_builder_class" /

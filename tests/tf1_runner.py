@@ -25,18 +25,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 
 def _provide_pre_1_0_names():
-    """Pre-1.0 files (``tf.neg``) run as they did: each name TensorFlow 1.0 removed is the object
-    TF's own upgrade script renamed it to (the generated table the migrator uses)."""
+    """Pre-1.0 files (``tf.neg``) run as they did: the verifier's own TF1 setting (one engine)."""
     import tensorflow as real_tf
 
-    from tf_grl_migrate import _tf_renames
+    from tf_grl_migrate.verify_worker import provide_pre_1_0_names
 
-    for old, new in _tf_renames.RENAMED.items():
-        if "." not in old and not hasattr(tf1, old):
-            target = real_tf
-            for part in new.split("."):
-                target = getattr(target, part)
-            setattr(tf1, old, target)
+    provide_pre_1_0_names(tf1, real_tf)
 
 
 _provide_pre_1_0_names()

@@ -215,7 +215,7 @@ def _arguments(fdef, params, flow, literals, tensor_first: bool) -> list:
 
 def _init_arguments(init, literals) -> tuple[list, list]:
     """(arguments for ``__init__``: defaults and literals a call of the class passes, one value
-    each; the required parameters nothing gives a value for)."""
+    each, a number for the required parameters nothing gives a value for; those parameters)."""
     if init is None:
         return [], []
     args, missing = [], []
@@ -225,7 +225,8 @@ def _init_arguments(init, literals) -> tuple[list, list]:
             args.append({"name": name, "kind": "value", "values": lits[:1]})
         elif has_default:
             args.append({"name": name, "kind": "default"})
-        else:
+        else:  # tried at a number of our choice first, then without __init__ at all
+            args.append({"name": name, "kind": "value", "values": [CHOSEN[0]]})
             missing.append(name)
     return args, missing
 
@@ -315,7 +316,8 @@ def _probe(chain, where, blocks, trees, tree) -> Probe:
     made = ".".join(classes)
     if not static:
         shown = [f"{a['name']}={a['values'][0]!r}" for a in init_args if a["kind"] == "value"]
-        made += f"({', '.join(shown)})" if not missing else "(<without __init__>)"
+        made += "{init}" if missing else f"({', '.join(shown)})"
+        entry["made"] = [f"({', '.join(shown)})", "(<without __init__>)"]
     called = "" if fdef.name == "__call__" and not static else f".{fdef.name}"
     return Probe(entry, where, [_label(made + called, v, closure) for v in variants])
 

@@ -278,6 +278,8 @@ def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
         return (NOT_VERIFIABLE, None, "under TF1: " + reference.get("reason", "no answer"),
                 _shown(probe.label, None)), False
     label = _shown(probe.labels[reference["variant"]], reference["shape"])
+    if "{init}" in label:
+        label = label.replace("{init}", probe.entry["made"][1 if reference.get("new") else 0])
     new_path = job.against_path or job.path
     written = probes.written_lines(job.original, new_text) if job.against is None else None
     w2 = pools["tf2"].get()
@@ -301,7 +303,7 @@ def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
 
 
 def _shown(label, shape) -> str:
-    return label.replace("{shape}", ",".join(map(str, shape)) if shape else "?")
+    return label.replace("{shape}", ",".join(map(str, shape)) if shape else "?").replace("{init}", "(...)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,12 +35,16 @@ from .probes import SHAPES, definitions
 _counter = itertools.count()
 
 
-class MissingDependency(Exception):
-    """A module the user's code imports is not installed: a stub stood in for it until used."""
+class MissingDependency(AttributeError):
+    """A module the user's code imports is not installed: a stub stood in for it until used (an
+    AttributeError, so ``hasattr`` on a stand-in answers False)."""
 
     def __init__(self, name):
         super().__init__(f"needs module {name}, which is not installed here")
         self.module = name
+
+
+_STAND_INS: set = set()  # stubs that served as a base class in the current request
 
 
 class _StubMeta(type):
@@ -50,11 +54,26 @@ class _StubMeta(type):
         raise MissingDependency(cls._grl_module)
 
     def __call__(cls, *args, **kwargs):
-        raise MissingDependency(cls._grl_module)
+        if "_grl_stub" in cls.__dict__:  # the missing thing itself, called
+            raise MissingDependency(cls._grl_module)
+        return super().__call__(*args, **kwargs)  # a class of the user's code that subclasses it
 
 
 def _stub_class(module: str, attr: str):
-    return _StubMeta(attr, (), {"_grl_module": module})
+    """Stands in for ``module.attr``. Calling it raises MissingDependency; a class of the user's
+    code may subclass it (``class GradientReversal(Layer)``): its own methods then run, with a base
+    whose ``__init__`` does nothing and whose every other attribute raises. The answer says so."""
+
+    def __init__(self, *args, **kwargs):
+        _STAND_INS.add(f"{module}.{attr}" if not module.endswith(f".{attr}") else module)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise MissingDependency(module)
+
+    return _StubMeta(attr, (), {"_grl_module": module, "_grl_stub": True, "__init__": __init__,
+                                "__getattr__": __getattr__})
 
 
 class _StubModule(types.ModuleType):
@@ -321,10 +340,13 @@ def upstream(shape):
     return np.linspace(-1.5, 2.0, n, dtype=np.float32).reshape(shape)
 
 
-def settings(args) -> list:
-    """Parameter values to try: every first value, then every number at its second value."""
+def settings(args, new: bool = False) -> list:
+    """Parameter values to try: every first value, then every number at its second value.
+    ``new``: the instance is made without ``__init__``."""
     values = [a for a in args if a["kind"] == "value"]
     first = {a["name"]: a["values"][0] for a in values}
+    if new:
+        first["__grl_new__"] = True
     out = [first]
     second = {a["name"]: a["values"][1] for a in values if len(a["values"]) > 1}
     if second:
@@ -357,6 +379,7 @@ def call(module, entry, args, tensors: dict, setting: dict):
             kwargs[a["name"]] = value
         else:
             positional.append(value)
+    setting = setting or {}
     target = getattr(module, entry["name"])
     if entry["kind"] == "class":
         for outer, inner in zip(entry["classes"], entry["classes"][1:]):
@@ -364,7 +387,7 @@ def call(module, entry, args, tensors: dict, setting: dict):
         if entry.get("static"):
             target = getattr(target, entry["method"])
         else:
-            if entry.get("missing"):  # no value for a required argument: an instance without __init__
+            if setting.get("__grl_new__"):  # no value for a required argument: an instance without __init__
                 instance = target.__new__(target)
             else:
                 instance = target(**{a["name"]: a["values"][0] for a in entry["init"] if a["kind"] == "value"})
@@ -472,32 +495,44 @@ def run_tf1(req, args, shape, setting):
                 grads = [g if g is not None else tf1.zeros_like(t) for g, t in zip(grads, tensors.values())]
                 first = sess.run([ys, grads])
                 again = sess.run([ys, grads])
+                drawn = _random_ops(tf1.get_default_graph())
     finally:
         _forget(finder)
         registry = _gradient_registry()
         for name in set(registry) - before:
             del registry[name]
-    same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(first[0] + first[1], again[0] + again[1]))
+    same = not drawn and all(np.array_equal(a, b, equal_nan=True)
+                             for a, b in zip(first[0] + first[1], again[0] + again[1]))
     return {"y": [np.asarray(v).tolist() for v in first[0]], "g": [np.asarray(v).tolist() for v in first[1]],
-            "variables": [np.asarray(v).tolist() for v in var_values], "deterministic": same}
+            "variables": [np.asarray(v).tolist() for v in var_values], "deterministic": same, "drawn": drawn}
 
 
 class NotDefined(Exception):
     pass
 
 
+def _random_ops(graph) -> list:
+    """Ops that draw random numbers (a seeded stateless op is a function of its seed, not random):
+    two runs that happen to agree prove nothing (``sign(x + u)`` agrees wherever x is far from 0)."""
+    return [op.type for op in graph.get_operations()
+            if not op.type.startswith("Stateless")
+            and any(word in op.type for word in ("Random", "Multinomial", "TruncatedNormal", "Shuffle"))]
+
+
 _GIVE_UP = (MissingDependency, NoTensor, NotDefined)
 
 
 def tf1_reference(req):
-    """The TF1 answer for the first way of calling and the first input shape that run; the
-    parameters' second values too where they run."""
+    """The TF1 answer for the first way of calling, way of making the instance (``__init__`` with
+    numbers for arguments nothing gives, else none) and input shape that run; the parameters'
+    second values too where they run."""
     errors = []
+    news = [False, True] if req["entry"].get("missing") else [False]
     try:
-        for index, args in enumerate(req["entry"]["variants"]):
+        for index, new, args in [(i, n, a) for i, a in enumerate(req["entry"]["variants"]) for n in news]:
             for shape in req["shapes"]:
                 results = []
-                for setting in settings(args):
+                for setting in settings(args, new):
                     try:
                         results.append({"setting": setting, **run_tf1(req, args, shape, setting)})
                     except _GIVE_UP:
@@ -509,14 +544,20 @@ def tf1_reference(req):
                 if not results:
                     continue
                 note = None
-                if len(results) < len(settings(args)):
-                    note = (f"tried only {_setting(results[0]['setting'])}: the second values raised under TF1 "
-                            f"({errors[-1]})")
+                if _STAND_INS:
+                    note = (f"with a stand-in for {', '.join(sorted(_STAND_INS))} (not installed) as a base class; "
+                            "the code under test ran on its own methods")
+                if len(results) < len(settings(args, new)):
+                    note = "; ".join(filter(None, [note, f"tried only {_setting(results[0]['setting'])}: the "
+                                                         f"second values raised under TF1 ({errors[-1]})"]))
                 if not all(r["deterministic"] for r in results):
                     return {"status": "not_verifiable",
-                            "reason": "the forward or backward pass draws random numbers (two runs of the same "
-                                      "graph differ), so TF1 and TF2 cannot be compared value for value"}
-                return {"status": "ok", "variant": index, "shape": shape, "results": results, "note": note}
+                            "reason": "the forward or backward pass draws random numbers (" + (
+                                ", ".join(sorted(set(d for r in results for d in r["drawn"]))) or
+                                "two runs of the same graph differ") + "), so TF1 and TF2 cannot be compared "
+                                                                       "value for value"}
+                return {"status": "ok", "variant": index, "new": new, "shape": shape, "results": results,
+                        "note": note}
         shown = list(dict.fromkeys(e[:240] for e in errors))
         missing = req["entry"].get("missing")
         made = (f" (the instance was made without __init__: no value for {', '.join(missing)})" if missing else "")
@@ -548,7 +589,7 @@ def _missing_in(exc):
 
 
 def _setting(setting) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in setting.items()) or "the defaults"
+    return ", ".join(f"{k}={v!r}" for k, v in setting.items() if not k.startswith("__grl")) or "the defaults"
 
 
 def _describe(exc, shape=None) -> str:
@@ -756,6 +797,7 @@ def main(argv=None):
     answers.write(json.dumps({"tensorflow": TF.__version__, "mode": mode}) + "\n")
     for line in sys.stdin:
         req = json.loads(line)
+        _STAND_INS.clear()
         before = set(_gradient_registry())
         try:
             answer = tf1_reference(req) if mode == "tf1" else tf2_check(req)
