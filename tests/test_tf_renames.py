@@ -43,3 +43,36 @@ def test_the_renamed_arithmetic_is_recognised_as_a_reversal():
     assert ops.removed_alias({"tensorflow.compat.v1.neg"}) == ("neg", "negative")
     assert ops.removed_alias({"tensorflow.batch_band_part"}) == ("batch_band_part", None)
     assert ops.removed_alias({"tensorflow.negative"}) is None
+
+
+def test_keyword_changes_come_from_tf_upgrade_v2s_tables():
+    from tf_grl_migrate import _tf_renames, ops
+
+    assert _tf_renames.KEYWORDS["reduce_mean"] == {"keep_dims": "keepdims", "reduction_indices": "axis"}
+    assert ops.keyword_changes({"tensorflow.reduce_mean"}, 1, ["keep_dims"]) == ({"keep_dims": "keepdims"}, None)
+    # TF1's tf.argmax(input, axis, name): a third positional argument is `name=` in TF2's order
+    assert ops.keyword_changes({"tensorflow.argmax"}, 3, []) == ({2: "name"}, None)
+    changes, why = ops.keyword_changes({"tensorflow.cond"}, 3, ["strict"])
+    assert changes == {} and "strict" in why
+    # a spelling TF2 keeps as TF1 had it (tf.compat.v1) is no business of this table's
+    assert ops.keyword_changes({"numpy.mean"}, 1, ["keepdims"]) == ({}, None)
+
+
+def test_keyword_renamed_in_moved_gradient_code_runs_under_tf2():
+    import tensorflow as tf
+
+    from tf_grl_migrate import migrate_source
+
+    code = ("import tensorflow as tf\n\n@tf.RegisterGradient('KD')\ndef _kd(op, grad):\n"
+            "    return grad / tf.reduce_max(tf.abs(grad), [1], keep_dims=True)\n\n"
+            "def f(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map({'Identity': 'KD'}):\n"
+            "        return tf.identity(x)\n")
+    new = migrate_source(code).code
+    assert "keepdims=True" in new and "keep_dims" not in new
+    ns: dict = {}
+    exec(compile(new, "<migrated>", "exec"), ns)
+    x = tf.constant([[1.0, -2.0], [3.0, 4.0]])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = ns["f"](x)
+    assert tape.gradient(y, x).shape == (2, 2)

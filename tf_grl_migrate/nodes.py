@@ -151,6 +151,22 @@ def _attributes(node) -> list:
     return visitor.nodes
 
 
+class _Calls(QuickVisitor):
+    def __init__(self):
+        self.nodes = []
+
+    def visit_Call(self, node):
+        self.nodes.append(node)
+        return True
+
+
+def _calls(node) -> list:
+    """Every call in ``node``, outer ones first."""
+    visitor = _Calls()
+    visitor.walk(node)
+    return visitor.nodes
+
+
 def _mentions(expr, name: str) -> bool:
     return any(n.value == name for n in _load_names(expr))
 

@@ -270,6 +270,36 @@ def removed_alias(qualified_names) -> tuple[str, str | None] | None:
     return None
 
 
+def keyword_changes(qualified_names, positional: int, keywords) -> tuple[dict, str | None]:
+    """For a call of ``tensorflow.X`` that stays ``tf.X`` in TF2, what its arguments become there,
+    from tf_upgrade_v2's own tables (generated into ``_tf_renames``): ({positional index or TF1
+    keyword: TF2 keyword}, None), or ({}, why) when an argument has no TF2 keyword."""
+    name = next((canonical(q)[len("tensorflow."):] for q in qualified_names
+                 if canonical(q).startswith("tensorflow.")), None)
+    if name is None:
+        return {}, None
+    table, order = _tf_renames.KEYWORDS.get(name, {}), _tf_renames.REORDERS.get(name, [])
+    changes: dict = {}
+    moved = False
+    for i in range(positional):
+        old = order[i] if i < len(order) else None
+        if old is None:
+            if moved:  # a same-position argument after a moved one: no order to write it in
+                return {}, f"tf.{name}'s positional arguments are in another order in TF2"
+            continue
+        moved = True
+        new = table.get(old, old)
+        if new is None:
+            return {}, f"tf.{name}'s argument `{old}` (position {i + 1}) has no TF2 keyword"
+        changes[i] = new
+    for keyword in keywords:
+        if keyword in table:
+            if table[keyword] is None:
+                return {}, f"tf.{name}'s keyword `{keyword}` is gone in TF2"
+            changes[keyword] = table[keyword]
+    return changes, None
+
+
 def _with_removed_aliases(names: frozenset) -> frozenset:
     """``NEGATIVE`` also knows ``tf.neg``: the names TF 1.0 renamed into the set."""
     return names | {"tensorflow." + old for old, new in _tf_renames.RENAMED.items() if "tensorflow." + new in names}

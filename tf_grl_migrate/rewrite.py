@@ -24,6 +24,7 @@ from .traversal import Quick
 class Plan:
     op_refs: dict = field(default_factory=dict)  # Subscript -> new name
     renames: dict = field(default_factory=dict)  # Attribute -> new dotted name (removed TF aliases)
+    keywords: dict = field(default_factory=dict)  # Arg -> TF2 keyword (tf_upgrade_v2's keyword tables)
     calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
     runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
     removed_defs: set = field(default_factory=set)
@@ -72,6 +73,15 @@ class Rewriter(Quick, cst.CSTTransformer):
     def leave_Attribute(self, original, updated):
         new = self.plan.renames.get(original)
         return parsed_expression(new) if new else updated
+
+    def leave_Arg(self, original, updated):
+        keyword = self.plan.keywords.get(original)
+        if keyword is None:
+            return updated
+        if updated.keyword is not None:
+            return updated.with_changes(keyword=cst.Name(keyword))
+        return updated.with_changes(keyword=cst.Name(keyword), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
 
     def leave_Subscript(self, original, updated):
         ref = self.plan.op_refs.get(original)
@@ -233,7 +243,7 @@ class Rewriter(Quick, cst.CSTTransformer):
 
 def _path_to_edits(plan: Plan, parents: dict) -> set:
     """Every node the plan edits, and every node above one."""
-    edited = {*plan.op_refs, *plan.renames, *plan.calls, *plan.removed_defs, *plan.defs, *plan.with_items,
+    edited = {*plan.op_refs, *plan.renames, *plan.keywords, *plan.calls, *plan.removed_defs, *plan.defs, *plan.with_items,
               *plan.before_with, *plan.dead_imports, *plan.added_imports, *plan.removed_stmts,
               *plan.replace_stmts, *plan.hoisted_ifs}
     path = set()

@@ -62,7 +62,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
         _check_not_read(tree, path, new_tree)
     missing = _keys(original_tree or ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
     if missing:
-        kind, shape = sorted(missing)[0]
+        kind, shape = sorted(missing, key=repr)[0]
         raise SafetyError(f"the rewrite would remove a `{kind}` statement that is not override machinery "
                           f"({shape[:120]}); nothing written (please report this)")
 
@@ -157,5 +157,7 @@ def _shape(node, flips: bool, skip=()):
         flip = flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         args = node.args[:1] if flip else node.args
         keywords = [k for k in node.keywords if k.arg != "name"]  # an op's `name=` moves into its custom gradient
-        return ("Call", "_", _shape(args, flips), _shape(keywords, flips))
+        # the values in order, not the keywords' names: a moved call may take TF2's keyword for an
+        # argument (`keep_dims=` -> `keepdims=`, a positional one TF2 orders otherwise written by name)
+        return ("Call", "_", _shape([*args, *(k.value for k in keywords)], flips), ())
     return (type(node).__name__, *(_shape(getattr(node, f, None), flips) for f in node._fields if f not in skip))

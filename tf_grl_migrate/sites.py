@@ -28,6 +28,7 @@ class Registration:
     forward: cst.BaseExpression | None = None  # the callable that creates the overridden op
     arity: int = 1
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
+    keywords: dict = field(default_factory=dict)  # Arg in the body -> its TF2 keyword (`keep_dims` -> `keepdims`)
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
     owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through

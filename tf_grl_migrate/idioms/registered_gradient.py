@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import ClassScope, FunctionScope, GlobalScope
 
 from .. import ops
-from ..nodes import (_attributes, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
+from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
 from ..report import Diagnostic
 from ..safety import SafetyError
@@ -280,6 +280,35 @@ def check_removed_aliases(planner, reg: Registration):
         if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
             new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
         reg.renames[attr] = _respelled(attr, old, new)
+    check_keywords(planner, reg)
+
+
+def check_keywords(planner, reg: Registration):
+    """Keywords TF2 renamed or dropped in the calls the body makes (``tf.reduce_mean(...,
+    keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
+    tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
+    ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
+    if reg.refusal is not None:
+        return
+    for call in _calls(reg.fdef.body):
+        if call.func in reg.renames or any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(call.func, raw=True)):
+            continue
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) != sum(1 for a in call.args if a.keyword is None):
+            positional = []  # *args: nothing to say about positions
+        keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+        changes, why = ops.keyword_changes(planner.qn(call.func), len(positional), keywords)
+        if why is not None:
+            reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
+                                     f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
+                                     f"take: {why}; rewrite that call by hand, then migrate again")
+            return
+        for i, arg in enumerate(positional):
+            if i in changes:
+                reg.keywords[arg] = changes[i]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in changes:
+                reg.keywords[arg] = changes[arg.keyword.value]
 
 
 def check_uses(planner, reg: Registration) -> bool:
@@ -467,6 +496,7 @@ def emit(builder, reg):
 
     builder.plan.defs[fdef] = build
     builder.plan.renames.update(reg.renames)
+    builder.plan.keywords.update(reg.keywords)
     if reg.kind == "decorator":
         builder.plan.remove(reg.decorator)
         hoist_guard(builder, reg)
