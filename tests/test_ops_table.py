@@ -106,3 +106,14 @@ def test_operators_are_keyed_as_the_migrator_spells_them():
             augmented = cst.parse_statement(spelling.replace(" ", "", 1).replace(" ", "= ", 1) + "\n").body[0]
             assert isinstance(augmented, cst.AugAssign)
             assert ops.operator_op_type(operator_spelling(augmented)) == op_type
+
+
+def test_attributes_of_real_tensorflow_objects_are_not_api_names():
+    """``tf.__version__`` (pre-1.0 DANN copies), ``tf.float32.is_floating``, ``tf.Tensor.shape``:
+    a module's own dunder or an attribute of an object the names file lists exists in TF2; a name
+    missing from a module the file lists does not."""
+    for name in ("tensorflow.__version__", "tensorflow.__version__.startswith", "tensorflow.float32.is_floating",
+                 "tensorflow.Tensor.shape", "tensorflow.compat.v1.__version__"):
+        assert ops.exists_in_tf2(name), name
+    for name in ("tensorflow.nn.reluu", "tensorflow.random_uniform", "tensorflow.contrib"):
+        assert not ops.exists_in_tf2(name), name

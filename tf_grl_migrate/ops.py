@@ -185,15 +185,33 @@ def exists_in_tf2(qualified_name: str) -> bool:
     """Whether a ``tensorflow...`` name exists in the pinned TF2, as far as the names file covers
     it: the public API three submodules deep (``tensorflow.a.b.c``; ``tensorflow.compat.v1.a.b.c``)
     and the ``*_ops`` modules legacy code imports; a longer name is judged by that prefix, and a
-    name in an internal module the file does not cover is taken to exist (never a refusal on a guess)."""
+    name in an internal module the file does not cover is taken to exist (never a refusal on a guess).
+    The file lists modules' public names: an attribute of an object it lists (``tf.float32.is_floating``,
+    ``tf.Tensor.shape``) or a module's own dunder (``tf.__version__``) is a real object's
+    attribute, not an API name, and is taken to exist."""
     parts = qualified_name.split(".")
+    if any(p.startswith("__") and p.endswith("__") for p in parts[1:]):
+        return True  # a module's or object's own attribute (tf.__version__ in DANN copies of pre-1.0 code)
     if qualified_name.startswith("tensorflow.python."):
         if ".".join(parts[:4]) not in _covered_internal_modules():
             return True
         depth = 5
     else:
         depth = 6 if qualified_name.startswith("tensorflow.compat.v1.") else 4
-    return ".".join(parts[:depth]) in api_names()
+    names = api_names()
+    for end in range(depth if depth == 5 else 2, min(depth, len(parts)) + 1):  # tensorflow.python.ops.m: the module
+        prefix = ".".join(parts[:end])
+        if prefix not in names:
+            return False
+        if end < len(parts) and prefix not in _api_modules():
+            return True  # an attribute of an object the file lists, not of a module
+    return ".".join(parts[:depth]) in names
+
+
+@functools.lru_cache(maxsize=None)
+def _api_modules() -> frozenset:
+    """The names in the names file that have names under them (modules)."""
+    return frozenset(n.rsplit(".", 1)[0] for n in api_names())
 
 
 @functools.lru_cache(maxsize=None)
