@@ -6,6 +6,7 @@ import stat
 
 import pytest
 
+from tf_grl_migrate import migrate_paths
 from tf_grl_migrate.files import FileChangedError, process_file, write_atomic
 
 DANN = pathlib.Path(__file__).parent / "cases" / "rewrite" / "dann_builder_class"
@@ -129,3 +130,28 @@ def test_mixed_line_endings_outside_the_rewrite_are_kept(tmp_path):
     out = _roundtrip(tmp_path, "".join(lines).encode())
     assert out.endswith(b"flip_gradient = FlipGradientBuilder()\r\n")
     assert out.count(b"\r\n") == 1
+
+
+@pytest.mark.parametrize("line, construct", [
+    ('print "loss", loss', "a print statement"),
+    ("exec code", "an exec statement"),
+    ("x = 0777", "an octal literal"),
+    ("if a <> b: pass", "the `<>` operator"),
+    ("n = 10L", "a long integer literal"),
+])
+def test_a_python_2_file_is_named_so_with_how_to_convert_it(tmp_path, line, construct):
+    path = tmp_path / "old.py"
+    path.write_text("import tensorflow as tf\n\ng = tf.get_default_graph()\n"
+                    "with g.gradient_override_map({'Sign': 'Identity'}):\n    y = tf.sign(x)\n" + line + "\n")
+    [report] = migrate_paths([path], cache=False)
+    [d] = report.diagnostics
+    assert d.code == "GRL902" and d.line == 6
+    assert f"this file is Python 2: {construct}" in d.message and "python -m fissix -w FILE" in d.message
+
+
+def test_a_python_3_syntax_error_gets_no_python_2_hint(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("import tensorflow as tf\ng = tf.get_default_graph()\nwith g.gradient_override_map({}):\n"
+                    "    y = (\n")
+    [report] = migrate_paths([path], cache=False)
+    assert report.diagnostics[0].code == "GRL902" and "Python 2" not in report.diagnostics[0].message

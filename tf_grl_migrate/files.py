@@ -162,10 +162,40 @@ def _parse_failure(text: str, exc) -> Diagnostic:
         ast.parse(text)
     except SyntaxError as err:
         if err.lineno:
-            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902", f"cannot parse: {err.msg}")
+            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902",
+                              f"cannot parse: {err.msg}{python2_hint(err)}")
     except (ValueError, RecursionError, MemoryError):
         pass
     return Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
+
+
+# What Python 3's parser says of Python 2 code, and what the construct is.
+_PYTHON2_MESSAGES = (
+    ("Missing parentheses in call to 'print'", "a print statement"),
+    ("Missing parentheses in call to 'exec'", "an exec statement"),
+    ("multiple exception types must be parenthesized", "`except E, name:`"),
+    ("leading zeros in decimal integer literals", "an octal literal such as 0777"),
+)
+_PYTHON2_TEXT = (
+    (re.compile(r"<>"), "the `<>` operator"),
+    (re.compile(r"`[^`]*`"), "backquotes for repr"),
+    (re.compile(r"\b\d+[lL]\b"), "a long integer literal such as 10L"),
+    (re.compile(r"\b[uU][rR]['\"]"), "a ur'' string"),
+    (re.compile(r"^\s*raise\s+[\w.]+\s*,"), "`raise E, message`"),
+)
+
+
+def python2_hint(err: SyntaxError) -> str:
+    """What to add to a parse failure that is Python 2 code: the construct, and how to convert the
+    file first (the migrator reads Python 3 only)."""
+    what = next((w for m, w in _PYTHON2_MESSAGES if m in (err.msg or "")), None)
+    if what is None and err.text:
+        what = next((w for pattern, w in _PYTHON2_TEXT if pattern.search(err.text)), None)
+    if what is None:
+        return ""
+    return (f" (this file is Python 2: {what} on line {err.lineno}). Convert it to Python 3 first (`pip install "
+            "fissix` then `python -m fissix -w FILE`, the maintained lib2to3; or `2to3 -w FILE` on Python 3.12 and "
+            "older), then migrate again")
 
 
 def read_bytes(path: str) -> bytes:
