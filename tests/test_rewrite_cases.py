@@ -98,8 +98,11 @@ def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source):
 def test_bytecode_screen_answers_only_for_mentions_outside_code():
     from tf_grl_migrate import precheck
 
-    assert precheck._names_nowhere(SCREEN_SHAPES["docstring-only"])
-    assert precheck._names_nowhere(SCREEN_SHAPES["comment-only"])
+    # an interpreter that drops dead code's names (CPython 3.9) never answers: the screen then
+    # leaves every candidate to the analysis, which is the safe side
+    keeps = precheck._compiler_keeps_dead_names()
+    assert precheck._names_nowhere(SCREEN_SHAPES["docstring-only"]) == keeps
+    assert precheck._names_nowhere(SCREEN_SHAPES["comment-only"]) == keeps
     for name in ("dead-if-0", "after-return", "lambda-default", "f-string", "unknown-op"):
         assert not precheck._names_nowhere(SCREEN_SHAPES[name]), name
     assert not precheck._names_nowhere(SCREEN_SHAPES["module-level-return"])  # does not compile: ast decides

@@ -118,7 +118,12 @@ def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=N
 
 def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=None) -> tuple[str, FileReport]:
     report = FileReport(path)
-    screened = precheck.screen(text) if links is None else None
+    try:
+        screened = precheck.screen(text) if links is None else None
+    except RecursionError:
+        screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
+    except Exception as exc:  # a bug of ours in the screen must not stop the other files either
+        screened = [Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); please report it")]
     if screened is not None:  # decided without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
         return text, report

@@ -33,7 +33,9 @@ class _Frozen:
     __slots__ = ()
 
     def __init__(self, *values):
-        for name, value in zip(self.__slots__, values, strict=True):
+        if len(values) != len(self.__slots__):  # zip(strict=True) is Python 3.10+; this runs on 3.9
+            raise TypeError(f"{type(self).__name__} takes {len(self.__slots__)} values, got {len(values)}")
+        for name, value in zip(self.__slots__, values):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
