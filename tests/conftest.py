@@ -33,27 +33,23 @@ def _needs_tf_stack(exc) -> bool:
             and (exc.name or "").split(".")[0] in (*_TF_STACK, "harness"))
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item):
+def _skipped_without_tf_stack():
     try:
         return (yield)
     except ModuleNotFoundError as exc:
         if _needs_tf_stack(exc):
             pytest.skip(f"needs {exc.name} (the TF-free run)")
         raise
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _skipped_without_tf_stack())
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    try:
-        return (yield)
-    except ModuleNotFoundError as exc:
-        if _needs_tf_stack(exc):
-            pytest.skip(f"needs {exc.name} (the TF-free run)")
-        raise
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")  # tests never use a GPU
+    return (yield from _skipped_without_tf_stack())
 
 
 def pytest_configure(config):

@@ -129,12 +129,10 @@ def run_tf1(case_dir: pathlib.Path, file: str | None = None):
 
 
 def _no_graph_rewrites(tf):
-    """Session config without grappler: its remapper fuses MatMul+Add+Sigmoid into one kernel that
-    rounds differently (1 ulp), which is the optimizer's doing, not TF1's semantics."""
-    from tensorflow.core.protobuf import rewriter_config_pb2
+    """Session config without grappler (the verifier's own: one engine of proof)."""
+    from tf_grl_migrate.verify_worker import session_config_without_rewrites
 
-    rewrites = rewriter_config_pb2.RewriterConfig(disable_meta_optimizer=True)
-    return tf.ConfigProto(graph_options=tf.GraphOptions(rewrite_options=rewrites))
+    return session_config_without_rewrites(tf)
 
 
 def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
@@ -156,12 +154,9 @@ def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
 
         args = [tf.constant(v) for v in values.values()]
         if mode == "function":  # graph rewrites off here too: semantics compared, not kernel fusions
-            options = tf.config.optimizer.get_experimental_options()
-            tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
-            try:
-                y, grads = tf.function(step)(*args)
-            finally:
-                tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
+            from tf_grl_migrate.verify_worker import run_function_without_rewrites
+
+            y, grads = run_function_without_rewrites(tf, step, *args)
         else:
             y, grads = step(*args)
     return y.numpy(), [g.numpy() for g in grads]

@@ -21,12 +21,19 @@ from tf_grl_migrate.verification import Job, verify, verify_against, verify_repo
 
 VERIFY = CASES / "verify"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-WRONG = sorted(p.stem for p in (VERIFY / "wrong").glob("*.py"))
-# which callable each wrong port breaks (the others are right)
-BROKEN = {
-    "lost_sign": "flip_gradient", "ignores_scale": "flip_gradient", "changed_forward": "flip_gradient",
-    "ste_lost_clipping": "binarize", "guided_relu_without_gate": "guided_relu", "two_inputs_swapped": "uneven_max",
+# Wrong hand ports: the right port (tests/cases/verify/right/grads.py) with one edit each,
+# (the callable it breaks, the text replaced, its replacement); the other callables stay right.
+WRONG_EDITS = {
+    "lost_sign": ("flip_gradient", "lambda dy: -l * dy", "lambda dy: l * dy"),
+    "ignores_scale": ("flip_gradient", "lambda dy: -l * dy", "lambda dy: -dy"),
+    "changed_forward": ("flip_gradient", "return tf.identity(x), lambda dy", "return tf.identity(x) * 1.5, lambda dy"),
+    "ste_lost_clipping": ("binarize", "    clipped = x * tf.cast(tf.abs(x) <= 1.0, x.dtype)\n", "    clipped = x\n"),
+    "guided_relu_without_gate": ("guided_relu", "dy * tf.cast(dy > 0.0, dy.dtype) * tf.cast(y > 0.0, dy.dtype)",
+                                 "dy * tf.cast(y > 0.0, dy.dtype)"),
+    "two_inputs_swapped": ("uneven_max", "(dy * 0.75, dy * 0.25)", "(dy * 0.25, dy * 0.75)"),
 }
+WRONG = sorted(WRONG_EDITS)
+BROKEN = {name: edit[0] for name, edit in WRONG_EDITS.items()}
 
 
 def by_callable(verifications):
@@ -41,10 +48,15 @@ def hand_ports(tmp_path_factory):
     root = tmp_path_factory.mktemp("ports")
     (root / "tf1").mkdir()
     (root / "tf2").mkdir()
+    right = (VERIFY / "right" / "grads.py").read_text()
     for name in ["right", *WRONG]:
         shutil.copy(VERIFY / "original" / "grads.py", root / "tf1" / f"{name}.py")
-        port = VERIFY / "right" / "grads.py" if name == "right" else VERIFY / "wrong" / f"{name}.py"
-        shutil.copy(port, root / "tf2" / f"{name}.py")
+        port = right
+        if name != "right":
+            _, old, new = WRONG_EDITS[name]
+            assert right.count(old) == 1, name
+            port = right.replace(old, new)
+        (root / "tf2" / f"{name}.py").write_text(port)
     reports = verify_against(str(root / "tf1"), str(root / "tf2"), jobs=2)
     return root, {pathlib.Path(r.path).stem: r for r in reports}
 
@@ -73,7 +85,8 @@ def test_every_wrong_hand_port_differs(hand_ports, name):
 def test_verify_against_on_the_command_line_exits_1_and_writes_nothing(tmp_path):
     original, port = tmp_path / "old.py", tmp_path / "new.py"
     shutil.copy(VERIFY / "original" / "grads.py", original)
-    shutil.copy(VERIFY / "wrong" / "lost_sign.py", port)
+    _, old, new = WRONG_EDITS["lost_sign"]
+    port.write_text((VERIFY / "right" / "grads.py").read_text().replace(old, new))
     before = port.read_bytes()
     result = cli("--verify-against", original, port, "--format", "json")
     assert result.exit_code == 1, result.output

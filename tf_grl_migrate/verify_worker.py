@@ -453,12 +453,24 @@ def _mangled(cls, name):
     return name
 
 
-def _no_rewrites_config():
+def session_config_without_rewrites(tf1):
+    """A TF1 Session config with grappler off: its fusions (MatMul+Add+Sigmoid in one kernel)
+    round 1 ulp differently from the ops they fuse, the optimizer's doing, not TF1's semantics.
+    (The differential tests use it too: one engine of proof.)"""
     from tensorflow.core.protobuf import rewriter_config_pb2
 
-    tf1 = TF.compat.v1
     rewrites = rewriter_config_pb2.RewriterConfig(disable_meta_optimizer=True)
     return tf1.ConfigProto(graph_options=tf1.GraphOptions(rewrite_options=rewrites))
+
+
+def run_function_without_rewrites(tf, fn, *args):
+    """``tf.function(fn)(*args)`` with grappler off, as for the TF1 Session (options restored)."""
+    options = tf.config.optimizer.get_experimental_options()
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        return tf.function(fn)(*args)
+    finally:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
 
 
 def run_tf1(req, args, shape, setting):
@@ -485,7 +497,7 @@ def run_tf1(req, args, shape, setting):
             tensors = {k: tf1.constant(v) for k, v in values.items()}
             ys = call(module, entry, args, tensors, setting)
             tensors.update(_module_inputs(module, entry, "original"))
-            with tf1.Session(config=_no_rewrites_config()) as sess:
+            with tf1.Session(config=session_config_without_rewrites(tf1)) as sess:
                 sess.run(tf1.global_variables_initializer())
                 var_values = sess.run(tf1.global_variables())
                 y_values = sess.run(ys)
@@ -653,12 +665,7 @@ def run_tf2(module, entry, args, shape, result, mode, made):
     tensors = [tf.constant(v) for v in values.values()]
     try:
         if mode == "tf.function":
-            options = tf.config.optimizer.get_experimental_options()
-            tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
-            try:
-                ys, gs = tf.function(step)(*tensors)
-            finally:
-                tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
+            ys, gs = run_function_without_rewrites(tf, step, *tensors)
         else:
             ys, gs = step(*tensors)
         return [np.asarray(y) for y in ys], [np.asarray(g) for g in gs], len(made)
