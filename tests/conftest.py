@@ -5,6 +5,9 @@ import pathlib
 
 import pytest
 
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")  # tests never use a GPU
+
 # The TF-free part of the suite (the migrator: libcst and click only) also runs where TensorFlow
 # and numpy are not installed (.ci/run: the lowest and newest Python the package allows). There,
 # test modules that import them at the top are not collected, and a test that imports them as it

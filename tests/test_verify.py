@@ -17,7 +17,7 @@ from harness import CASES, cli
 from tf_grl_migrate import migrate_paths
 from tf_grl_migrate.codes import CODES
 from tf_grl_migrate.report import FileReport
-from tf_grl_migrate.verification import Job, verify, verify_against, verify_reports
+from tf_grl_migrate.verification import verify_against, verify_reports
 
 VERIFY = CASES / "verify"
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -219,7 +219,7 @@ def _init_arguments(init, literals) -> tuple[list, list]:
     if init is None:
         return [], []
     args, missing = [], []
-    for i, (name, has_default, default, *_) in enumerate(_params(init, skip_self=True)):
+    for i, (name, has_default, _, *_) in enumerate(_params(init, skip_self=True)):
         lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
         if lits:
             args.append({"name": name, "kind": "value", "values": lits[:1]})

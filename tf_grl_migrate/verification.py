@@ -333,7 +333,7 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
     todo = [Job(r.path, original, r.new_text) for r, _, original, _ in work]
     found = _cached(todo, cache, python, lambda jobs_: verify(
         jobs_, workers=jobs, timeout=timeout, python=python, roots=_folders(roots)))
-    for report, raw, original, place in work:
+    for report, raw, _, place in work:
         report.verification = found.get(report.path, [])
         report.diagnostics.extend(place(v.diagnostic()) for v in report.verification)
         if write and not report.differs:

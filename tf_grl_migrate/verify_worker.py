@@ -30,7 +30,7 @@ import sys
 import traceback
 import types
 
-from .probes import SHAPES, definitions
+from .probes import definitions
 
 _counter = itertools.count()
 
