@@ -4,7 +4,7 @@ The migrator's Python API (``migrate_source``, ``migrate_paths``, see :mod:`tf_g
 never imports TensorFlow; ``import tf_grl_migrate`` imports neither TensorFlow nor libcst. The
 runtime names below
 (``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``,
-``override_gradients``, ``guard``)
+``override_gradients``, ``gradient_override_map``, ``guard``)
 load :mod:`tf_grl_migrate.runtime`, and TensorFlow with it, on first use.
 """
 
@@ -16,7 +16,7 @@ _RUNTIME_NAMES = frozenset(
     {
         "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler",
         "guard", "unguard", "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning",
-        "override_gradients",
+        "override_gradients", "gradient_override_map",
     }
 )
 
@@ -29,6 +29,8 @@ def __getattr__(name):
     if name in _RUNTIME_NAMES or name in _API_NAMES:
         if name in _API_NAMES:
             from . import api as module
+        elif name == "gradient_override_map":
+            from . import override_map as module
         else:
             from . import runtime as module
 
@@ -42,7 +44,7 @@ def __dir__():
     return sorted(set(globals()) | _RUNTIME_NAMES | _API_NAMES)
 
 
-# Opt-in: TF_GRL_MIGRATE_GUARD=raise|warn turns the runtime guard on at import (this one case
+# Opt-in: TF_GRL_MIGRATE_GUARD=raise|warn|honour turns the runtime guard on at import (this one case
 # imports TensorFlow at import time, since the guard patches it).
 if _os.environ.get("TF_GRL_MIGRATE_GUARD", "").strip():
     from .runtime import guard as _guard

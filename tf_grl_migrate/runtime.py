@@ -324,8 +324,10 @@ def _user_location(frame):
 def guard(action="raise"):
     """Make ``Graph.gradient_override_map`` fail loudly where TensorFlow 2 ignores it.
 
-    ``action`` is ``"raise"`` (a :class:`GradientOverrideIgnoredError`) or ``"warn"`` (a
-    :class:`GradientOverrideIgnoredWarning`). It fires under eager execution and inside
+    ``action`` is ``"raise"`` (a :class:`GradientOverrideIgnoredError`), ``"warn"`` (a
+    :class:`GradientOverrideIgnoredWarning`) or ``"honour"``: the legacy call gets TF1's meaning
+    instead, through :class:`tf_grl_migrate.gradient_override_map` (ops created in the block use
+    the mapped gradient), so a legacy file runs unchanged. It fires under eager execution and inside
     ``tf.function`` graphs (there only ``tf.gradients`` would honour the map, and TF2 code takes
     gradients with ``tf.GradientTape``), never in legacy ``tf.compat.v1`` graph mode where the map
     works, and never for TensorFlow's or Keras's own calls (``tf.custom_gradient`` enters the map
@@ -339,8 +341,8 @@ def guard(action="raise"):
 
     from tensorflow.python.framework import ops as tf_ops
 
-    if action not in ("raise", "warn"):
-        raise ValueError(f"guard action must be 'raise' or 'warn', got {action!r}")
+    if action not in ("raise", "warn", "honour"):
+        raise ValueError(f"guard action must be 'raise', 'warn' or 'honour', got {action!r}")
     _GUARD["action"] = action
     if _GUARD["original"] is not None:
         return
@@ -351,12 +353,18 @@ def guard(action="raise"):
         caller = sys._getframe(1)
         module = caller.f_globals.get("__name__", "")
         reason = None if module.startswith(_INTERNAL_PREFIXES) else _ignored_because(self)
+        if reason is not None and _GUARD["action"] == "honour":
+            from .override_map import gradient_override_map as honoured
+
+            return honoured(op_type_map, graph=self)
         if reason is not None:
             path, line = _user_location(caller)
             message = (
                 f"{path}:{line}: gradient_override_map({op_type_map!r}) is used {reason}; TensorFlow 2 "
                 f"computes the ordinary gradients instead of the overridden ones, silently. Run "
-                f"`tf-grl-migrate {path}` to rewrite it to tf.custom_gradient."
+                f"`tf-grl-migrate {path}` to rewrite it to tf.custom_gradient; where the map spans a whole "
+                "model, use tf_grl_migrate.gradient_override_map (TF1's meaning: the ops created in the block), "
+                "or tf_grl_migrate.guard('honour') to give legacy calls that meaning unchanged."
             )
             if _GUARD["action"] == "raise":
                 raise GradientOverrideIgnoredError(message)

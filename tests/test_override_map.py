@@ -1,0 +1,312 @@
+"""gradient_override_map: TF1's map with TF1's meaning under TF2 (ops created in the block).
+
+Every expected gradient is TF1's own: the same computation with the same weights built in a
+``tf.Graph``, entered with TensorFlow's real ``graph.gradient_override_map`` and differentiated
+with ``tf.compat.v1.gradients`` in a Session, compared with TF2 under the runtime map: eagerly, in
+a ``tf.function`` with the tape inside and outside, and with the gradient taken after the block.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from tensorflow.python.framework import ops as tf_ops  # noqa: E402
+
+from tf_grl_migrate import gradient_override_map  # noqa: E402
+
+RNG = np.random.default_rng(11)
+X = RNG.uniform(-2.0, 2.0, size=(4, 6)).astype(np.float32)
+
+
+def _upstream(shape):
+    n = int(np.prod(shape))
+    return np.linspace(-1.5, 2.0, n, dtype=np.float32).reshape(shape)
+
+
+def _register(name, function):
+    if name not in tf_ops._gradient_registry._registry:
+        tf.RegisterGradient(name)(function)
+
+
+def _guided(op, grad):  # the most copied guided ReLU: it reads op.inputs[0]
+    return tf.where(grad > 0.0, grad, tf.zeros_like(grad)) * tf.cast(op.inputs[0] > 0.0, grad.dtype)
+
+
+def _deconv(op, grad):  # deconvnet: the gradient's own sign only
+    return tf.where(grad > 0.0, grad, tf.zeros_like(grad))
+
+
+_register("MapGuidedRelu", _guided)
+_register("MapDeconvRelu", _deconv)
+_register("MapFlip", lambda op, grad: [-0.5 * grad])
+_register("MapClipInputs", lambda op, grad: grad * tf.cast(tf.abs(op.inputs[0]) <= 1.0, grad.dtype))
+
+
+def _model():
+    model = keras.Sequential([keras.layers.Dense(7, activation="relu"), keras.layers.Dense(5, activation="relu")])
+    model(X)
+    return model
+
+
+MODEL = _model()
+WEIGHTS = [v.numpy() for v in MODEL.weights]
+
+
+def _tf1(mapping, build):
+    """TF1's answer: ``build`` in a tf.Graph under the graph's own map, tf.compat.v1.gradients."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(X)
+        with graph.gradient_override_map(mapping):
+            y = build(x, graph=True)
+        loss = tf.reduce_sum(y * tf.constant(_upstream(y.shape.as_list())))
+        grad = tf.compat.v1.gradients(loss, x)[0]
+        with tf.compat.v1.Session(graph=graph) as session:
+            return session.run(grad)
+
+
+def _dense_net(x, graph=False):
+    if graph:  # the same weights, as TF1 ops
+        h = tf.nn.relu(tf.matmul(x, WEIGHTS[0]) + WEIGHTS[1])
+        return tf.nn.relu(tf.matmul(h, WEIGHTS[2]) + WEIGHTS[3])
+    return MODEL(x)
+
+
+def _loss(y):
+    return tf.reduce_sum(y * tf.constant(_upstream(y.shape.as_list())))
+
+
+def _eager(mapping, build, after_block=False):
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with gradient_override_map(mapping):
+            y = build(x)
+            if not after_block:
+                loss = _loss(y)
+        if after_block:
+            loss = _loss(y)
+    return tape.gradient(loss, x).numpy()
+
+
+def _tape_inside_function(mapping, build):
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            with gradient_override_map(mapping):
+                y = build(x)
+            loss = _loss(y)
+        return tape.gradient(loss, x)
+
+    return step(tf.constant(X)).numpy()
+
+
+def _tape_outside_function(mapping, build):
+    forward = tf.function(lambda x: _in_block(mapping, build, x))
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = _loss(forward(x))
+    return tape.gradient(loss, x).numpy()
+
+
+def _in_block(mapping, build, x):
+    with gradient_override_map(mapping):
+        return build(x)
+
+
+def _gradients_in_function(mapping, build):
+    @tf.function
+    def step(x):
+        with gradient_override_map(mapping):
+            y = build(x)
+        return tf.gradients(_loss(y), x)[0]
+
+    return step(tf.constant(X)).numpy()
+
+
+MODES = {"eager": _eager, "eager, gradient after the block": lambda m, b: _eager(m, b, after_block=True),
+         "tf.function, tape inside": _tape_inside_function, "tf.function, tape outside": _tape_outside_function,
+         "tf.function, tf.gradients": _gradients_in_function}
+SHAPES = {
+    "guided ReLU through a Keras model": ({"Relu": "MapGuidedRelu"}, _dense_net),
+    "deconvnet ReLU through a Keras model": ({"Relu": "MapDeconvRelu"}, _dense_net),
+    "straight-through Sign": ({"Sign": "Identity"}, lambda x, graph=False: tf.sign(x)),
+    "a gradient reading op.inputs": ({"Sign": "MapClipInputs"}, lambda x, graph=False: tf.sign(x)),
+    "reversal on Identity": ({"Identity": "MapFlip"}, lambda x, graph=False: tf.identity(x) * 1.0),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_map_gives_tf1s_gradient(shape, mode):
+    mapping, build = SHAPES[shape]
+    expected = _tf1(mapping, build)
+    got = MODES[mode](mapping, build)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    ordinary = _eager({}, build)  # and the override did something
+    assert not np.allclose(ordinary, expected), shape
+
+
+def test_a_function_value_receives_an_op_with_inputs_outputs_type_and_attrs():
+    seen = {}
+
+    def gradient(op, grad):
+        seen.update(type=op.type, T=op.get_attr("T"), inputs=len(op.inputs), outputs=len(op.outputs))
+        return [grad * 3.0]
+
+    got = _eager({"Relu": gradient}, lambda x, graph=False: tf.nn.relu(x))
+    np.testing.assert_allclose(got, 3.0 * _upstream(X.shape))
+    assert seen == {"type": "Relu", "T": tf.float32, "inputs": 1, "outputs": 1}
+
+
+def test_ops_made_before_or_after_the_block_keep_their_gradient():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        before = tf.sign(x) * 1.0
+        with gradient_override_map({"Sign": "Identity"}):
+            inside = tf.sign(x)
+        after = tf.sign(x)
+        loss = tf.reduce_sum(before + 2.0 * inside + 4.0 * after)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.full(X.shape, 2.0))
+
+
+def test_blocks_nest_and_the_inner_map_wins_for_its_types():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with gradient_override_map({"Identity": "MapFlip", "Sign": "Identity"}):
+            with gradient_override_map({"Identity": lambda op, grad: [grad * 10.0]}):
+                inner = tf.identity(x)
+            outer = tf.identity(x)
+            sign = tf.sign(x)
+        loss = tf.reduce_sum(inner + outer + sign)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.full(X.shape, 10.0 - 0.5 + 1.0))
+
+
+def test_the_block_is_undone_when_it_raises_and_by_hand():
+    x = tf.constant(X)
+    with pytest.raises(ZeroDivisionError):
+        with gradient_override_map({"Sign": "Identity"}):
+            1 / 0
+    ctx = gradient_override_map({"Sign": "Identity"})
+    ctx.__enter__()
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        inside = tf.sign(x)
+    ctx.__exit__(None, None, None)
+    with tf.GradientTape() as tape2:
+        tape2.watch(x)
+        outside = tf.sign(x)
+    np.testing.assert_allclose(tape.gradient(inside, x).numpy(), np.ones(X.shape))
+    np.testing.assert_allclose(tape2.gradient(outside, x).numpy(), np.zeros(X.shape))
+
+
+def test_another_thread_is_not_affected():
+    x = tf.constant(X)
+    results = {}
+    entered, done = threading.Event(), threading.Event()
+
+    def other():
+        entered.wait(30)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.sign(x)
+        results["other"] = tape.gradient(y, x).numpy()
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with gradient_override_map({"Sign": "Identity"}):
+        entered.set()
+        done.wait(30)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.sign(x)
+        results["mine"] = tape.gradient(y, x).numpy()
+    thread.join(30)
+    np.testing.assert_allclose(results["other"], np.zeros(X.shape))
+    np.testing.assert_allclose(results["mine"], np.ones(X.shape))
+
+
+def test_a_stop_recording_of_the_users_own_is_kept():
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with gradient_override_map({"Sign": "Identity"}):
+            with tape.stop_recording():
+                hidden = tf.sign(x)
+            seen = tf.sign(x)
+        loss = tf.reduce_sum(hidden + seen)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.ones(X.shape))
+
+
+@pytest.mark.parametrize("mapping, error", [
+    ({"relu": "MapGuidedRelu"}, ValueError),  # not an op type
+    ({"Relu": "NoSuchGradientRegistered"}, ValueError),
+    ({"Relu": 3}, TypeError),
+    (["Relu"], TypeError),
+])
+def test_bad_keys_or_values_raise_before_anything_changes(mapping, error):
+    x = tf.constant(X)
+    with pytest.raises(error):
+        with gradient_override_map(mapping):
+            pass
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.relu(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), (X > 0).astype(np.float32))
+
+
+def test_legacy_graph_mode_is_tensorflows_own_map():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(X)
+        with gradient_override_map({"Identity": "MapFlip"}):
+            y = tf.identity(x)
+        assert y.op.get_attr("_gradient_op_type") == b"MapFlip"
+        with tf.compat.v1.Session() as session:
+            grad = session.run(tf.compat.v1.gradients(y, x)[0])
+    np.testing.assert_allclose(grad, np.full(X.shape, -0.5))
+
+
+def test_an_op_recorded_by_tensorflows_python_path_is_mapped_too():
+    """Eager ops whose inputs need converting run TensorFlow's Python path, which records the op
+    after its callbacks (the fast path records it before): both must give the mapped gradient."""
+    from tensorflow.python.eager import context
+    from tensorflow.python.ops import gen_math_ops
+
+    x = tf.constant(X)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with gradient_override_map({"Sign": "Identity"}):
+            y = gen_math_ops.sign_eager_fallback(x, name=None, ctx=context.context())
+            z = tf.sign(x)
+        loss = tf.reduce_sum(3.0 * y + z)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), np.full(X.shape, 4.0))
+
+
+def test_guard_honour_gives_legacy_calls_tf1s_meaning():
+    """A legacy file, unchanged, with one line at program start: its own
+    ``tf.compat.v1.get_default_graph().gradient_override_map`` gets TF1's meaning under TF2."""
+    from tf_grl_migrate import guard, unguard
+
+    def legacy_model(x):
+        g = tf.compat.v1.get_default_graph()
+        with g.gradient_override_map({"Relu": "MapGuidedRelu"}):
+            return _dense_net(x)
+
+    expected = _tf1({"Relu": "MapGuidedRelu"}, _dense_net)
+    guard("honour")
+    try:
+        np.testing.assert_allclose(_eager({}, legacy_model), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(_tape_inside_function({}, legacy_model), expected, rtol=1e-5, atol=1e-6)
+    finally:
+        unguard()
+    assert not np.allclose(_eager({}, legacy_model), expected)  # unguarded: TF2 ignores the legacy map

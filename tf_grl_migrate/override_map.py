@@ -1,0 +1,294 @@
+"""``gradient_override_map(op_type_map)``: TF1's ``graph.gradient_override_map`` with TF1's meaning
+under TF2. Ops of a mapped type *created in the block* (executed eagerly, or traced into a
+``tf.function``, Keras layers and models included) use the mapped gradient, wherever and whenever
+their gradient is taken later: by a tape outside a ``tf.function`` or inside one, or by
+``tf.gradients`` in a graph. Ops created before or after the block are untouched.
+
+How, where the op is created in a graph (a ``tf.function`` being traced): an op callback
+(TensorFlow calls it right after every op is created) hands each output of a mapped op on through
+a ``tf.custom_gradient`` link whose gradient is the mapped one, computed from the op's own inputs,
+outputs and attributes; the consumers see that link, so the op's ordinary gradient is never
+reached (by a tape or by ``tf.gradients``). Where the op runs eagerly, TensorFlow ignores what a
+callback returns, and records the op on the active tapes right after it: there the op is recorded
+with the mapped gradient instead (the tape's recording API), its inputs and outputs kept for it.
+In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph``, not a ``tf.function``'s) it is
+TensorFlow's own map on that graph.
+
+TensorFlow internals it relies on, named in ``_internals`` and nowhere else: the op callbacks
+(``tensorflow.python.framework.op_callbacks``), the eager recording step generated op wrappers
+call (``tensorflow.python.eager.execute.record_gradient``) and the tape's
+``record.record_operation``, and the gradient registry (``ops._gradient_registry``, for names
+registered with ``tf.RegisterGradient`` and borrowed built-in gradients). Where they are not in
+the expected form, entering a block raises one error naming the TensorFlow version; nothing is
+silently ordinary.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import tensorflow as tf
+
+_STATE = threading.local()  # .stack: [{op type: (gradient function, name)}], innermost last; .busy
+
+
+def _internals():
+    """(add_op_callback, remove_op_callback, lookup of a registered gradient by name, the tape
+    set's thread controls, record_operation)."""
+    try:
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import record
+        from tensorflow.python.framework import op_callbacks
+        from tensorflow.python.framework import ops as tf_ops
+
+        registry = tf_ops._gradient_registry
+        add, remove, lookup = op_callbacks.add_op_callback, op_callbacks.remove_op_callback, registry.lookup
+        for name in ("TFE_Py_TapeSetIsStopped", "TFE_Py_TapeSetIsEmpty", "TFE_Py_TapeSetStopOnThread",
+                     "TFE_Py_TapeSetRestartOnThread"):
+            getattr(pywrap_tfe, name)
+        if not callable(record.record_operation):
+            raise AttributeError("record_operation")
+    except (ImportError, AttributeError) as exc:
+        raise RuntimeError(
+            f"tf_grl_migrate.gradient_override_map relies on TensorFlow's op callbacks and gradient registry "
+            f"(tensorflow.python.framework.op_callbacks, ops._gradient_registry), which TensorFlow {tf.__version__} "
+            "does not have in the form it was written for (TensorFlow 2.13 to 2.21); nothing was changed. "
+            "Wrap the overridden ops in @tf.custom_gradient functions instead."
+        ) from exc
+    return add, remove, lookup, pywrap_tfe, record.record_operation
+
+
+class GraphOp:
+    """The ``op`` a mapped gradient function receives: ``inputs``, ``outputs``, ``type``, ``name``,
+    ``get_attr`` and ``graph``, as TF1's ``tf.Operation`` offered them."""
+
+    __slots__ = ("inputs", "outputs", "type", "name", "_attrs")
+
+    def __init__(self, op_type, inputs, outputs, attrs, name):
+        self.type, self.inputs, self.outputs, self.name = op_type, list(inputs), list(outputs), name
+        self._attrs = dict(zip(attrs[::2], attrs[1::2])) if attrs else {}
+
+    def get_attr(self, name):
+        if name not in self._attrs:
+            raise ValueError(f"no attr named {name!r} on this {self.type} op")
+        value = self._attrs[name]
+        if hasattr(value, "type") and hasattr(value, "is_floating"):  # a DType
+            return value
+        return tf.dtypes.as_dtype(value) if name in ("T", "dtype", "DstT", "SrcT") and isinstance(value, int) else value
+
+    @property
+    def graph(self):
+        return getattr(self.outputs[0], "graph", None) if self.outputs else None
+
+
+def _resolve(op_type_map) -> dict:
+    """{op type: (gradient function(op, *grads), shown name)}, every entry checked before anything
+    changes."""
+    from tensorflow.python.framework import op_def_registry
+
+    if not isinstance(op_type_map, dict):
+        raise TypeError(f"gradient_override_map takes a dict {{op type: gradient}}, got {type(op_type_map).__name__}")
+    lookup = _internals()[2]
+    resolved = {}
+    for op_type, target in op_type_map.items():
+        if not isinstance(op_type, str):
+            raise TypeError(f"gradient_override_map: op type keys must be strings, got {op_type!r}")
+        if op_def_registry.get(op_type) is None:
+            raise ValueError(f"gradient_override_map: {op_type!r} is not a TensorFlow op type "
+                             "(keys are op types such as 'Relu', 'Sign', 'Identity', not function names)")
+        if isinstance(target, str):
+            try:
+                function = lookup(target)
+            except LookupError:
+                raise ValueError(f"gradient_override_map: no gradient is registered as {target!r} (the target of "
+                                 f"{op_type!r}); register it with @tf.RegisterGradient({target!r}) first, or pass "
+                                 "the (op, grad) function itself") from None
+            resolved[op_type] = (function, target)
+        elif callable(target):
+            resolved[op_type] = (target, getattr(target, "__name__", "gradient"))
+        else:
+            raise TypeError(f"gradient_override_map: the gradient for {op_type!r} must be a registered gradient "
+                            f"name or an (op, grad) function, got {type(target).__name__}")
+    return resolved
+
+
+def _innermost(op_type):
+    for mapping in reversed(getattr(_STATE, "stack", ())):
+        if op_type in mapping:
+            return mapping[op_type]
+    return None
+
+
+def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    """After an op ran eagerly: a mapped one is recorded with the mapped gradient. After a mapped
+    op was created in a graph: its outputs, handed on through a custom-gradient link whose
+    gradient is the mapped one (eagerly, TensorFlow ignores what a callback returns)."""
+    if getattr(_STATE, "busy", False):
+        return None
+    if isinstance(op_type, bytes):  # TensorFlow's Python path names the op type in bytes
+        op_type = op_type.decode()
+    eager = graph is None and tf.executing_eagerly()
+    _resume()
+    found = _innermost(op_type)
+    if found is None or not outputs:
+        return None
+    function = found[0]
+    if eager:
+        slow_path = sys._getframe(1).f_code.co_name == "execute_with_callbacks"  # TensorFlow's Python path
+        _STATE.busy = True
+        try:
+            _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path)
+        finally:
+            _STATE.busy = False
+        return None
+    _STATE.busy = True  # the link's own ops (identities) are not mapped, whatever the map says
+    try:
+        linked = _linked(function, op_type, tuple(inputs), tuple(outputs), attrs, op_name)
+    finally:
+        _STATE.busy = False
+    if linked is not None:
+        _skip_next_record()  # the op wrapper records the op again, producing the link: not on the tapes
+    return linked
+
+
+def _backward(function, op_type, inputs, outputs, attrs, op_name, positions=None):
+    """The mapped gradient as a backward function: output gradients in, one gradient per input
+    (``positions``: of those inputs only) out."""
+
+    def backward(*dys):
+        op = GraphOp(op_type, inputs, outputs, attrs, op_name)
+        result = function(op, *dys)
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(result) != len(inputs):
+            raise ValueError(f"the gradient for {op_type!r} returned {len(result)} values for an op of "
+                             f"{len(inputs)} inputs")
+        return result if positions is None else [result[i] for i in positions]
+
+    return backward
+
+
+def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
+    """An eager op just ran: record it on the active tapes with the mapped gradient. TensorFlow's
+    fast path recorded it with its ordinary gradient before calling back: the tapes keep the
+    later record of the same outputs. Its Python path (``slow_path``, an op whose inputs needed
+    converting) records it right after the callbacks: that record is kept off the tapes.
+    Nothing is recorded where recording is stopped already (a user's ``tape.stop_recording()``)
+    or no tape is active."""
+    _, _, _, tape_set, record_operation = _internals()
+    if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
+        return
+    inputs, outputs = list(inputs), list(outputs)
+    record_operation(op_type, outputs, inputs, _backward(function, op_type, inputs, outputs, attrs, None))
+    if slow_path:  # TensorFlow records the op after this callback: its ordinary record must not land
+        _skip_next_record()
+
+
+def _skip_next_record():
+    """Keep TensorFlow's own recording of the op just handled off the active tapes: generated op
+    wrappers record it right after its callbacks, with its ordinary gradient (and, in a graph, as
+    producing the outputs the callback returned). Recording is stopped on this thread until the
+    next op's callback or the block's end; a stop of the user's own is left alone."""
+    tape_set = _internals()[3]
+    if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
+        return
+    tape_set.TFE_Py_TapeSetStopOnThread()
+    _STATE.stopped = True
+
+
+def _resume():
+    """Recording back on, where ``_record_eagerly`` stopped it (never a stop of the user's own)."""
+    if getattr(_STATE, "stopped", False):
+        _STATE.stopped = False
+        _internals()[3].TFE_Py_TapeSetRestartOnThread()
+
+
+def _linked(function, op_type, inputs, outputs, attrs, op_name):
+    differentiable = [t for t in inputs if t.dtype.is_floating or t.dtype.is_complex]
+    if not differentiable:
+        return None
+    positions = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
+
+    @tf.custom_gradient
+    def link(*xs):
+        return [tf.identity(o) for o in outputs], _backward(function, op_type, inputs, outputs, attrs, op_name,
+                                                            positions)
+
+    return link(*differentiable)
+
+
+class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_override_map({...}):`
+    """TF1's ``graph.gradient_override_map`` with TF1's meaning under TF2: ops of a mapped type
+    created in the block use the mapped gradient, wherever and whenever their gradient is taken.
+
+    Values as TF1 took them: a name registered with ``tf.RegisterGradient`` (legacy registrations
+    work unchanged), a built-in op type whose gradient is borrowed (``"Identity"``: straight
+    through), or an ``(op, grad)`` function; the ``op`` offers ``inputs``, ``outputs``, ``type``
+    and ``get_attr``. Blocks nest (the inner map wins for its types), are undone on exit also when
+    the block raises, and affect only the thread that entered them; bad keys or values raise
+    before anything changes. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph``) it is
+    TensorFlow's own map on that graph (``graph=``: the graph the replaced code named). Usable by
+    hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...; ctx.__exit__(None, None, None)``.
+    """
+
+    __slots__ = ("_map", "_graph", "_entered")
+
+    def __init__(self, op_type_map, graph=None):
+        self._map, self._graph, self._entered = op_type_map, graph, None
+
+    def __enter__(self):
+        if self._entered is not None:
+            raise RuntimeError("this gradient_override_map block is already active; create a new one to nest")
+        graph = self._graph if self._graph is not None else tf.compat.v1.get_default_graph()
+        if not tf.executing_eagerly() and not _is_function_graph(graph):  # TF1 graph mode: TensorFlow's own
+            names = {k: v for k, v in self._map.items()} if isinstance(self._map, dict) else self._map
+            _resolve(self._map)  # the same checks, before anything changes
+            names = {k: _registered_name(v) for k, v in names.items()}
+            inner = graph.gradient_override_map(names)
+            inner.__enter__()
+            self._entered = ("graph", inner)
+            return self
+        resolved = _resolve(self._map)
+        add = _internals()[0]
+        stack = getattr(_STATE, "stack", None)
+        if stack is None:
+            stack = _STATE.stack = []
+        if not stack:
+            add(_callback)
+        stack.append(resolved)
+        self._entered = ("callback", resolved)
+        return self
+
+    def __exit__(self, *exc):
+        kind, value = self._entered
+        self._entered = None
+        if kind == "graph":
+            return value.__exit__(*exc)
+        stack = _STATE.stack
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is value:
+                del stack[i]
+                break
+        _resume()
+        if not stack:
+            _internals()[1](_callback)
+        return False
+
+
+def _is_function_graph(graph) -> bool:
+    return type(graph).__name__ == "FuncGraph" or hasattr(graph, "inputs") and hasattr(graph, "outer_graph")
+
+
+_FUNCTIONS_REGISTERED: dict = {}
+
+
+def _registered_name(target) -> str:
+    """TF1 graph mode takes names: a function target is registered under a fresh name once."""
+    if isinstance(target, str):
+        return target
+    name = _FUNCTIONS_REGISTERED.get(id(target))
+    if name is None:
+        name = f"tf_grl_migrate_gradient_{len(_FUNCTIONS_REGISTERED)}_{getattr(target, '__name__', 'gradient')}"
+        tf.RegisterGradient(name)(target)
+        _FUNCTIONS_REGISTERED[id(target)] = name
+    return name
