@@ -19,7 +19,6 @@ stdout carries only answers.
 
 from __future__ import annotations
 
-import ast
 import importlib.abc
 import importlib.util
 import itertools
@@ -30,60 +29,10 @@ import sys
 import traceback
 import types
 
-from .probes import definitions
+from .verify_loading import STAND_INS, MissingDependency, forget, run_definitions
+from .verify_loading import load as _load
 
 _counter = itertools.count()
-
-
-class MissingDependency(AttributeError):
-    """A module the user's code imports is not installed: a stub stood in for it until used (an
-    AttributeError, so ``hasattr`` on a stand-in answers False)."""
-
-    def __init__(self, name):
-        super().__init__(f"needs module {name}, which is not installed here")
-        self.module = name
-
-
-_STAND_INS: set = set()  # stubs that served as a base class in the current request
-
-
-class _StubMeta(type):
-    def __getattr__(cls, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise MissingDependency(cls._grl_module)
-
-    def __call__(cls, *args, **kwargs):
-        if "_grl_stub" in cls.__dict__:  # the missing thing itself, called
-            raise MissingDependency(cls._grl_module)
-        return super().__call__(*args, **kwargs)  # a class of the user's code that subclasses it
-
-
-def _stub_class(module: str, attr: str):
-    """Stands in for ``module.attr``. Calling it raises MissingDependency; a class of the user's
-    code may subclass it (``class GradientReversal(Layer)``): its own methods then run, with a base
-    whose ``__init__`` does nothing and whose every other attribute raises. The answer says so."""
-
-    def __init__(self, *args, **kwargs):
-        _STAND_INS.add(f"{module}.{attr}" if not module.endswith(f".{attr}") else module)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise MissingDependency(module)
-
-    return _StubMeta(attr, (), {"_grl_module": module, "_grl_stub": True, "__init__": __init__,
-                                "__getattr__": __getattr__})
-
-
-class _StubModule(types.ModuleType):
-    """Stands in for a module that is not installed: its names load (a class may subclass one),
-    and any use raises MissingDependency naming the module."""
-
-    def __getattr__(self, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _stub_class(self.__name__, attr)
 
 
 def _no_network():
@@ -186,6 +135,16 @@ def _keras_as_tf1_had_it():
                 pass
 
 
+def _after_each():
+    """What runs after each statement of the user's code is executed: TF1's Keras names."""
+    return _keras_as_tf1_had_it if MODE == "tf1" else None
+
+
+def load(path, source, roots, texts=None):
+    """The user's module for ``path``'s text (``verify_loading.load``), named for this worker."""
+    return _load(path, source, roots, texts, MODE, _after_each())
+
+
 class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Under TF1 semantics ``tensorflow`` is ``tensorflow.compat.v1``: ``import tensorflow.keras``
     (or ``from tensorflow.keras.layers import ...``) finds what that module's attribute holds, as
@@ -215,99 +174,6 @@ class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 # ---------------------------------------------------------------------------------------------
 # Loading the user's code: the slice, stubs for missing modules, the project's modules sliced too
-
-
-class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Modules of the user's project (beside the file, or under the run's roots) load as their
-    definitions only: importing one never runs its script code."""
-
-    def __init__(self, roots, texts=None):
-        self.roots = [r for r in roots if os.path.isdir(r)]
-        self.loaded = []
-        self.texts = texts or {}  # absolute path -> text to load instead of the file's (migrated modules)
-
-    def find_spec(self, fullname, path=None, target=None):
-        parent, _, last = fullname.rpartition(".")
-        if parent and parent not in self.loaded:  # a submodule of a package not of the project
-            return None
-        folders = list(path or ()) if parent else self.roots
-        for folder in folders:
-            for candidate, package in ((os.path.join(folder, (last if parent else fullname)) + ".py", False),
-                                       (os.path.join(folder, (last if parent else fullname), "__init__.py"), True)):
-                if os.path.isfile(candidate):
-                    return importlib.util.spec_from_file_location(
-                        fullname, candidate, loader=self,
-                        submodule_search_locations=[os.path.dirname(candidate)] if package else None)
-        return None
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        self.loaded.append(module.__name__)
-        source = self.texts.get(os.path.abspath(module.__spec__.origin))
-        if source is None:
-            with open(module.__spec__.origin, "rb") as handle:
-                source = handle.read()
-        run_definitions(module, source, module.__spec__.origin, None)
-
-
-def run_definitions(module, source, path, wanted):
-    """Execute the statements of ``source`` that define ``wanted`` (None: every def and class),
-    one at a time, standing a stub in for each module that is not installed."""
-    tree = ast.parse(source, path)
-    for stmt in definitions(tree, wanted):
-        code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
-        for _ in range(20):
-            try:
-                exec(code, module.__dict__)
-                break
-            except ModuleNotFoundError as exc:
-                if not exc.name or exc.name in ("tensorflow", "numpy", "tf_grl_migrate"):
-                    raise
-                parts = exc.name.split(".")
-                for i in range(1, len(parts) + 1):
-                    name = ".".join(parts[:i])
-                    if name not in sys.modules:
-                        sys.modules[name] = _StubModule(name)
-            except ImportError:
-                if not isinstance(stmt, ast.ImportFrom):
-                    raise
-                for alias in stmt.names:  # `from keras.layers import Gone`: that name alone is missing
-                    try:
-                        exec(compile(ast.Module(body=[ast.ImportFrom(stmt.module, [alias], stmt.level)],
-                                                type_ignores=[]), path, "exec"), module.__dict__)
-                    except ImportError:
-                        module.__dict__[alias.asname or alias.name] = _stub_class(f"{stmt.module}.{alias.name}",
-                                                                                  alias.name)
-                break
-        if MODE == "tf1":
-            _keras_as_tf1_had_it()
-
-
-def load(path, source, roots, texts=None):
-    """A fresh module for ``path``'s text, and the finder that loads the project's modules it
-    imports as their definitions. The text is written to a file of the worker's temporary folder
-    first, and the module compiled under that name: ``tf.function``'s autograph reads a function's
-    source back from its file, which must hold the text being verified (the migrated text is not
-    on disk, and a hand migration is compared as given)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    finder = _ProjectFinder([folder, *roots], texts)
-    sys.meta_path.insert(0, finder)
-    module = types.ModuleType(f"_grl_verify_{MODE}_{os.getpid()}_{next(_counter)}")
-    copy = os.path.join(_scratch(), module.__name__, os.path.basename(path) or "module.py")
-    os.makedirs(os.path.dirname(copy))
-    with open(copy, "w", encoding="utf-8") as handle:
-        handle.write(source)
-    module.__file__ = copy
-    sys.modules[module.__name__] = module
-    return module, finder
-
-
-def _scratch() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -487,10 +353,10 @@ def run_tf1(req, args, shape, setting):
     try:
         with tf1.Graph().as_default():
             if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry["original"]["reads"]))
+                run_definitions(module, req["source"], module.__file__, set(entry["original"]["reads"]), _after_each())
                 _load_block(module, entry, "original")
             else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]})
+                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each())
                 if not hasattr(module, entry["name"]):
                     raise NotDefined(f"{entry['name']} is not defined by the module's definitions alone "
                                      "(script code makes it)")
@@ -509,7 +375,7 @@ def run_tf1(req, args, shape, setting):
                 again = sess.run([ys, grads])
                 drawn = _random_ops(tf1.get_default_graph())
     finally:
-        _forget(finder)
+        forget(finder)
         registry = _gradient_registry()
         for name in set(registry) - before:
             del registry[name]
@@ -556,8 +422,8 @@ def tf1_reference(req):
                 if not results:
                     continue
                 note = None
-                if _STAND_INS:
-                    note = (f"with a stand-in for {', '.join(sorted(_STAND_INS))} (not installed) as a base class; "
+                if STAND_INS:
+                    note = (f"with a stand-in for {', '.join(sorted(STAND_INS))} (not installed) as a base class; "
                             "the code under test ran on its own methods")
                 if len(results) < len(settings(args, new)):
                     note = "; ".join(filter(None, [note, f"tried only {_setting(results[0]['setting'])}: the "
@@ -612,15 +478,6 @@ def _describe(exc, shape=None) -> str:
             return text[0][:240]
     head = f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
     return head + (f" (inputs of shape {list(shape)})" if shape is not None else "")
-
-
-def _forget(finder):
-    if finder in sys.meta_path:
-        sys.meta_path.remove(finder)
-    for name in finder.loaded:
-        sys.modules.pop(name, None)
-    for name in [n for n in sys.modules if n.startswith("_grl_verify_")]:
-        del sys.modules[name]
 
 
 def _creator(made: list, reference: list):
@@ -741,14 +598,14 @@ def tf2_check(req):
         entry = req["entry"]
         with TF.variable_creator_scope(_creator(made, first)):
             if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry["migrated"]["reads"]))
+                run_definitions(module, req["source"], module.__file__, set(entry["migrated"]["reads"]), _after_each())
                 block = _load_block(module, entry, "migrated")
                 if written is not None:  # the block file's lines are the migrated text's from "first" on
                     lines = entry["migrated"]["source"].count("\n")
                     _WRITTEN["block"] = (block, {k for k in range(2, lines + 1)
                                                  if k == lines or entry["migrated"]["first"] + k - 2 in set(written)})
             else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]})
+                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each())
         if entry["kind"] != "block" and not hasattr(module, entry["name"]):
             return {"status": "differs", "reason": f"the migrated module defines no {req['entry']['name']}"}
         return compare(req, reference, module, made)
@@ -763,7 +620,7 @@ def tf2_check(req):
     finally:
         _WRITTEN["path"] = None
         _WRITTEN.pop("block", None)
-        _forget(finder)
+        forget(finder)
 
 
 def _tf2_failure(exc, path, written):
@@ -804,7 +661,7 @@ def main(argv=None):
     answers.write(json.dumps({"tensorflow": TF.__version__, "mode": mode}) + "\n")
     for line in sys.stdin:
         req = json.loads(line)
-        _STAND_INS.clear()
+        STAND_INS.clear()
         before = set(_gradient_registry())
         try:
             answer = tf1_reference(req) if mode == "tf1" else tf2_check(req)
