@@ -286,3 +286,25 @@ def _validate(data):
 
     schema = json.loads((ROOT / "tf_grl_migrate" / "report.schema.json").read_text())
     jsonschema.validate(data, schema)
+
+
+def test_tf2s_other_meaning_for_untouched_code_is_not_blamed_on_the_migration(tmp_path):
+    """TF2's softmax_cross_entropy_with_logits backpropagates into its labels, TF1's did not: the
+    migrated site gives TF2 values unlike TF1's, yet the migrated code under TF1 semantics gives the
+    original's, so the callable is no proof either way (never a 'differs' for the tool's rewrite);
+    the override block alone is then proven."""
+    (tmp_path / "drift.py").write_text(textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        def loss_of(x):
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"Sign": "Identity"}):
+                s = tf.sign(x)
+            return tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(x), logits=s)
+        '''))
+    result = cli(tmp_path / "drift.py", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    [v] = json.loads(result.stdout)["files"][0]["verification"]
+    assert v["status"] == "verified" and v["callable"].startswith("the block at line 6"), v
+    assert "code the migration did not change" in v["reason"]

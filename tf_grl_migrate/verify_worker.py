@@ -339,7 +339,7 @@ def run_function_without_rewrites(tf, fn, *args):
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
 
 
-def run_tf1(req, args, shape, setting):
+def run_tf1(req, args, shape, setting, side="original"):
     """One call in a fresh graph, the module's definitions loaded in that graph (a module-level
     ``G = tf.get_default_graph()`` or ``tf.Variable`` belongs to the graph the call runs in, as
     in the legacy program)."""
@@ -353,8 +353,8 @@ def run_tf1(req, args, shape, setting):
     try:
         with tf1.Graph().as_default():
             if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry["original"]["reads"]), _after_each())
-                _load_block(module, entry, "original")
+                run_definitions(module, req["source"], module.__file__, set(entry[side]["reads"]), _after_each())
+                _load_block(module, entry, side)
             else:
                 run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each())
                 if not hasattr(module, entry["name"]):
@@ -362,7 +362,7 @@ def run_tf1(req, args, shape, setting):
                                      "(script code makes it)")
             tensors = {k: tf1.constant(v) for k, v in values.items()}
             ys = call(module, entry, args, tensors, setting)
-            tensors.update(_module_inputs(module, entry, "original"))
+            tensors.update(_module_inputs(module, entry, side))
             with tf1.Session(config=session_config_without_rewrites(tf1)) as sess:
                 sess.run(tf1.global_variables_initializer())
                 var_values = sess.run(tf1.global_variables())
@@ -443,6 +443,31 @@ def tf1_reference(req):
                 + f" (tried inputs of shapes {', '.join(str(list(s)) for s in req['shapes'])})"}
     except _GIVE_UP as exc:
         return {"status": "not_verifiable", "reason": str(exc)}
+
+
+def tf1_same(req):
+    """The migrated text under TF1 semantics, called as the original was (same way, shape and
+    values), against the original's TF1 answer ``compare_to``: "same" means a difference under
+    TF2 comes from TF2's meaning for code the migration did not change, not from the migration."""
+    import numpy as np
+
+    reference = req["compare_to"]
+    args = req["entry"]["variants"][reference["variant"]]
+    (f_rtol, f_atol), (g_rtol, g_atol) = req["tolerance"]["forward"], req["tolerance"]["gradient"]
+    for result in reference["results"]:
+        try:
+            mine = run_tf1(req, args, reference["shape"], result["setting"], side="migrated")
+        except Exception as exc:  # noqa: BLE001 - the user's code, any error
+            return {"status": "failed", "reason": _describe(exc)}
+        pairs = [(mine["y"], result["y"], f_rtol, f_atol), (mine["g"], result["g"], g_rtol, g_atol)]
+        for got, want, rtol, atol in pairs:
+            if len(got) != len(want):
+                return {"status": "different"}
+            for a, b in zip(got, want):
+                a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+                if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+                    return {"status": "different"}
+    return {"status": "same"}
 
 
 def _give_up_on(exc):
@@ -664,7 +689,10 @@ def main(argv=None):
         STAND_INS.clear()
         before = set(_gradient_registry())
         try:
-            answer = tf1_reference(req) if mode == "tf1" else tf2_check(req)
+            if mode == "tf2":
+                answer = tf2_check(req)
+            else:
+                answer = tf1_same(req) if "compare_to" in req else tf1_reference(req)
         except Exception as exc:  # noqa: BLE001 - never die on one request
             answer = {"status": "not_verifiable", "reason": "the definitions could not be loaded: " + _describe(exc)}
             if mode == "tf2" and req.get("written") is not None:
