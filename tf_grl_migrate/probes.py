@@ -539,19 +539,25 @@ def _global_reads(stmt) -> set:
     return found
 
 
-def definitions(tree: ast.Module, wanted: set | None) -> list:
-    """The module-level statements the names ``wanted`` need (None: every def and class, a module
-    imported by the one under test): imports, defs, classes and assignments binding a needed name,
+def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> list:
+    """The module-level statements the names ``wanted`` need (None: a module imported by the one
+    under test: every def, class and constant whose value calls nothing): imports, defs, classes and assignments binding a needed name,
     gradient registrations, and, repeatedly, what those read. Never the script code: bare calls,
     loops, ``if __name__ == "__main__":``."""
     body = [s for s in tree.body if not _is_main_guard(s)]
-    if wanted is None:
+    if wanted is None:  # a module another imports: its defs, classes and constants (values that call nothing)
         wanted = {s.name for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        wanted |= {n for s in body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None
+                   and not any(isinstance(c, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
+                               for c in ast.walk(s.value)) for n in _binds(s)}
     keep = [False] * len(body)
     needed = set(wanted)
     binds = [_binds(s) for s in body]
     for i, stmt in enumerate(body):
-        if isinstance(stmt, ast.ImportFrom) and (stmt.module == "__future__" or any(a.name == "*" for a in stmt.names)):
+        if isinstance(stmt, ast.ImportFrom) and (stmt.module == "__future__" or any(a.name == "*" for a in stmt.names)
+                                                 or stmt.level or (stmt.module or "").split(".")[0] in project):
+            keep[i] = True  # a project module may register gradients on import (`import grads`)
+        elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] in project for a in stmt.names):
             keep[i] = True
         elif _registers(stmt, None):
             keep[i] = True

@@ -100,19 +100,42 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         self.loaded.append(module.__name__)
-        source = self.texts.get(os.path.abspath(module.__spec__.origin))
+        origin = module.__spec__.origin
+        source = self.texts.get(os.path.abspath(origin))
         if source is None:
-            with open(module.__spec__.origin, "rb") as handle:
+            with open(origin, "rb") as handle:
                 source = handle.read()
-        run_definitions(module, source, module.__spec__.origin, None, self.after_each)
+        else:  # as migrated in this run: compiled from a file holding that text (autograph reads it back)
+            origin = os.path.join(_scratch(), f"_grl_project_{os.getpid()}_{next(_counter)}",
+                                  os.path.basename(origin))
+            os.makedirs(os.path.dirname(origin))
+            with open(origin, "w", encoding="utf-8") as handle:
+                handle.write(source)
+        run_definitions(module, source, origin, None, self.after_each, project_modules(self.roots))
 
 
-def run_definitions(module, source, path, wanted, after_each=None):
+def project_modules(roots) -> frozenset:
+    """The top-level module names the project's folders hold (``grads`` for ``grads.py``)."""
+    names = set()
+    for root in roots:
+        try:
+            entries = os.listdir(root)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".py"):
+                names.add(entry[:-3])
+            elif os.path.isfile(os.path.join(root, entry, "__init__.py")):
+                names.add(entry)
+    return frozenset(names)
+
+
+def run_definitions(module, source, path, wanted, after_each=None, project=frozenset()):
     """Execute the statements of ``source`` that define ``wanted`` (None: every def and class),
     one at a time, standing a stub in for each module that is not installed; ``after_each()``
     runs after each statement (TF1's Keras names, set on what the statement imported)."""
     tree = ast.parse(source, path)
-    for stmt in definitions(tree, wanted):
+    for stmt in definitions(tree, wanted, project):
         code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
         for _ in range(20):
             try:
@@ -131,8 +154,9 @@ def run_definitions(module, source, path, wanted, after_each=None):
                     raise
                 for alias in stmt.names:  # `from keras.layers import Gone`: that name alone is missing
                     try:
-                        exec(compile(ast.Module(body=[ast.ImportFrom(stmt.module, [alias], stmt.level)],
-                                                type_ignores=[]), path, "exec"), module.__dict__)
+                        single = ast.copy_location(ast.ImportFrom(stmt.module, [alias], stmt.level), stmt)
+                        exec(compile(ast.fix_missing_locations(ast.Module(body=[single], type_ignores=[])),
+                                     path, "exec"), module.__dict__)
                     except ImportError:
                         module.__dict__[alias.asname or alias.name] = stub_class(f"{stmt.module}.{alias.name}",
                                                                                   alias.name)

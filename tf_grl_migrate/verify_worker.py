@@ -29,7 +29,7 @@ import sys
 import traceback
 import types
 
-from .verify_loading import STAND_INS, MissingDependency, forget, run_definitions
+from .verify_loading import STAND_INS, MissingDependency, forget, project_modules, run_definitions
 from .verify_loading import load as _load
 
 _counter = itertools.count()
@@ -138,6 +138,11 @@ def _keras_as_tf1_had_it():
 def _after_each():
     """What runs after each statement of the user's code is executed: TF1's Keras names."""
     return _keras_as_tf1_had_it if MODE == "tf1" else None
+
+
+def _project(req):
+    """The project's module names: beside the file under test, and under the run's folders."""
+    return project_modules([os.path.dirname(os.path.abspath(req["path"])), *req.get("roots", [])])
 
 
 def load(path, source, roots, texts=None):
@@ -353,10 +358,10 @@ def run_tf1(req, args, shape, setting, side="original"):
     try:
         with tf1.Graph().as_default():
             if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry[side]["reads"]), _after_each())
+                run_definitions(module, req["source"], module.__file__, set(entry[side]["reads"]), _after_each(), _project(req))
                 _load_block(module, entry, side)
             else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each())
+                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each(), _project(req))
                 if not hasattr(module, entry["name"]):
                     raise NotDefined(f"{entry['name']} is not defined by the module's definitions alone "
                                      "(script code makes it)")
@@ -623,14 +628,14 @@ def tf2_check(req):
         entry = req["entry"]
         with TF.variable_creator_scope(_creator(made, first)):
             if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry["migrated"]["reads"]), _after_each())
+                run_definitions(module, req["source"], module.__file__, set(entry["migrated"]["reads"]), _after_each(), _project(req))
                 block = _load_block(module, entry, "migrated")
                 if written is not None:  # the block file's lines are the migrated text's from "first" on
                     lines = entry["migrated"]["source"].count("\n")
                     _WRITTEN["block"] = (block, {k for k in range(2, lines + 1)
                                                  if k == lines or entry["migrated"]["first"] + k - 2 in set(written)})
             else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each())
+                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each(), _project(req))
         if entry["kind"] != "block" and not hasattr(module, entry["name"]):
             return {"status": "differs", "reason": f"the migrated module defines no {req['entry']['name']}"}
         return compare(req, reference, module, made)
