@@ -27,6 +27,7 @@ from . import probes
 
 DEFAULT_TIMEOUT = 60.0  # seconds per site and side, TensorFlow's import not counted
 MEMORY_CAP = 8 << 30  # bytes of address space a worker may map (TensorFlow alone maps ~1 GiB)
+MAX_WORKERS = 4  # of each kind, whatever -j says: each holds TensorFlow (~0.5 GB resident)
 # Forward values must match up to float32 rounding of the same ops; gradients within float
 # tolerance (the same math in another order). Element-wise: |a - b| <= atol + rtol * |b|.
 FORWARD_TOL = (1e-6, 1e-6)  # (rtol, atol)
@@ -204,7 +205,7 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
             outcomes[i] = [(NOT_VERIFIABLE, None, probe.reason, _shown(probe.label, None))] * len(probe.sites)
     if not runnable:
         return outcomes
-    count = max(1, min(workers, len(runnable)))
+    count = max(1, min(workers, len(runnable), MAX_WORKERS))
     with tempfile.TemporaryDirectory(prefix="tf-grl-verify-") as folder:
         pools = {mode: queue.Queue() for mode in ("tf1", "tf2")}
         made = []
