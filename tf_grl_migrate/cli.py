@@ -145,10 +145,8 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
             for d in sorted(rep.diagnostics):
                 click.echo(d.format(rep.path), err=True)
         if not quiet:
-            t = report.totals(reports, True)
             click.echo(f"{len(reports)} file{'s' if len(reports) != 1 else ''} with overrides checked against "
-                       f"{paths[0]}: {t['verified']} sites verified, {t['differs']} differ, "
-                       f"{t['not_verifiable']} not verifiable", err=True)
+                       f"{paths[0]}: {report.verification_summary(report.totals(reports, True))}", err=True)
     return report.exit_status(reports, False)
 
 

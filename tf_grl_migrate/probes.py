@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 from typing import NamedTuple
 
-MARKER = "gradient_override_map"
+from .precheck import MARKER
+from .slicing import _module_binds as _binds
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
@@ -246,7 +248,7 @@ class Probe(NamedTuple):
         return self.labels[0]
 
 
-def plan(original: str, migrated: str | None, path: str = "<string>", others=()) -> list:
+def plan(original: str, migrated: str | None, others=()) -> list:
     """The probes for a module: ``migrated`` None takes every site of ``original`` (the
     ``--verify-against`` case); ``others`` are the parsed trees of the run's other modules,
     searched for literal arguments. Never raises for a text that parses."""
@@ -387,10 +389,9 @@ def _reads(nodes) -> tuple[set, dict, set]:
 def _region(original: str, migrated: str, first: int, last: int) -> tuple[int, int] | None:
     """The lines (1-based, inclusive) of ``migrated`` that took the place of ``original``'s lines
     ``first``..``last``: what the rewrite inserted there, replaced them with, or kept of them."""
-    old, new = original.splitlines(), migrated.splitlines()
     a, b = first - 1, last
     js = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(original, migrated):
         if tag == "equal":
             lo, hi = max(i1, a), min(i2, b)
             if lo < hi:
@@ -481,28 +482,12 @@ _BINDERS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, a
             ast.AnnAssign, ast.AugAssign)
 
 
-def _binds(stmt) -> set:
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    names = set()
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
-
-
 def _is_main_guard(stmt) -> bool:
     return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
             and "__name__" in _names(stmt.test))
 
 
-def _registers(stmt, source_lines) -> bool:
+def _registers(stmt) -> bool:
     """A statement that registers a gradient (decorator or call), which an override names by its
     string, not by a Python name (a class body's registration counts for the class)."""
     if isinstance(stmt, ast.ClassDef):
@@ -559,7 +544,7 @@ def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> li
             keep[i] = True  # a project module may register gradients on import (`import grads`)
         elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] in project for a in stmt.names):
             keep[i] = True
-        elif _registers(stmt, None):
+        elif _registers(stmt):
             keep[i] = True
     changed = True
     while changed:
@@ -583,10 +568,17 @@ def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> li
 # Which lines of the migrated text the tool wrote (a failure there is the tool's)
 
 
+@functools.lru_cache(maxsize=16)
+def _opcodes(original: str, migrated: str) -> tuple:
+    """The line diff of a migration, computed once per pair of texts (every site's block region
+    and every probe's written lines read it)."""
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), migrated.splitlines(), autojunk=False)
+    return tuple(matcher.get_opcodes())
+
+
 def written_lines(original: str, migrated: str) -> list:
     lines = []
-    matcher = difflib.SequenceMatcher(None, original.splitlines(), migrated.splitlines(), autojunk=False)
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
+    for tag, _, _, j1, j2 in _opcodes(original, migrated):
         if tag in ("replace", "insert"):
             lines.extend(range(j1 + 1, j2 + 1))
     return lines

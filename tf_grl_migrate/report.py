@@ -104,8 +104,14 @@ def totals(reports: list[FileReport], verified: bool = False) -> dict:
     return out
 
 
+def verification_summary(totals_: dict) -> str:
+    """``N sites verified, M differ, K not verifiable`` from ``totals(..., verified=True)``."""
+    n = totals_["verified"]
+    return f"{n} site{'s' if n != 1 else ''} verified, {totals_['differs']} differ, {totals_['not_verifiable']} not verifiable"
+
+
 def summary_line(reports: list[FileReport], write: bool, verified: bool = False) -> str:
-    t = totals(reports)
+    t = totals(reports, verified)
     refused, failed = t["refused"], t["failed"]
     # with --write, a file counts as migrated once it is on disk (a read-only one fails with GRL905)
     changed = sum(r.written for r in reports) if write else t["changed"]
@@ -115,11 +121,7 @@ def summary_line(reports: list[FileReport], write: bool, verified: bool = False)
     parts.append(f"{failed} file{'s' if failed != 1 else ''} failed")
     parts.append(f"{len(reports)} checked")
     line = ", ".join(parts)
-    if verified:
-        t = totals(reports, True)
-        line += (f"; {t['verified']} site{'s' if t['verified'] != 1 else ''} verified, {t['differs']} differ, "
-                 f"{t['not_verifiable']} not verifiable")
-    return line
+    return f"{line}; {verification_summary(t)}" if verified else line
 
 
 def exit_status(reports: list[FileReport], check: bool) -> int:

@@ -180,8 +180,8 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
             continue
         new_text = job.against if job.against is not None else job.migrated
         try:
-            found = probes.plan(job.original, None if job.against is not None else job.migrated, job.path,
-                          [t for t in others if t is not tree])
+            found = probes.plan(job.original, None if job.against is not None else job.migrated,
+                                [t for t in others if t is not tree])
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             results[job.path].append(Verification(1, 1, "<module>", NOT_VERIFIABLE, None,
                                                   f"the migrated text does not parse: {exc}"))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
-import itertools
 import json
 import os
 import socket
@@ -31,8 +30,6 @@ import types
 
 from .verify_loading import STAND_INS, MissingDependency, forget, project_modules, run_definitions
 from .verify_loading import load as _load
-
-_counter = itertools.count()
 
 
 def _no_network():
@@ -171,14 +168,10 @@ class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         obj = sys.modules["tensorflow"]
         for part in spec.name.split(".")[1:]:
             obj = getattr(obj, part)
-        return obj  # noqa
+        return obj
 
     def exec_module(self, module):
         pass
-
-
-# ---------------------------------------------------------------------------------------------
-# Loading the user's code: the slice, stubs for missing modules, the project's modules sliced too
 
 
 # ---------------------------------------------------------------------------------------------
