@@ -322,3 +322,23 @@ def test_verify_a_repository_whose_modules_import_each_other(tmp_path, case):
     sites = [v for f in data["files"] for v in f.get("verification", [])]
     assert sites and {v["status"] for v in sites} == {"verified"}, sites
     assert all(f["written"] for f in data["files"] if f["changed"])
+
+
+def test_a_worker_that_cannot_start_says_so_once_per_site_and_is_not_retried(tmp_path):
+    """No TensorFlow (here: no interpreter at all) is no crash: every site is not verifiable, and
+    says why."""
+    from tf_grl_migrate.verification import Job, verify
+
+    text = (CASES / "rewrite" / "sign_straight_through" / "before.py").read_text()
+    new = (CASES / "rewrite" / "sign_straight_through" / "after.py").read_text()
+    found = verify([Job(str(tmp_path / "ste.py"), text, new)], python=str(tmp_path / "no-python"))
+    [v] = found[str(tmp_path / "ste.py")]
+    assert v.status == "not_verifiable" and "could not be started" in v.reason
+
+
+def test_verify_against_a_missing_migrated_file_is_reported(tmp_path):
+    original = tmp_path / "old.py"
+    shutil.copy(VERIFY / "original" / "grads.py", original)
+    [report] = verify_against(str(original), str(tmp_path / "gone.py"))
+    [d] = report.diagnostics
+    assert d.code == "GRL901" and "the migrated file" in d.message and "cannot read" in d.message

@@ -111,13 +111,9 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     want_diff = fmt == "text" and not write and not check
     progress = not quiet and fmt == "text" and sys.stderr.isatty()
     with _Progress(progress) as bar:
-        try:
-            reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
-                                        exclude=exclude, extend_exclude=extend_exclude, jobs=jobs,
-                                        cache=not no_cache, on_progress=bar.update, verify=verify,
-                                        verify_timeout=verify_timeout)
-        except RuntimeError as exc:  # verification could not start (no TensorFlow for this Python)
-            raise click.ClickException(f"--verify: {exc}") from None
+        reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
+                                    exclude=exclude, extend_exclude=extend_exclude, jobs=jobs, cache=not no_cache,
+                                    on_progress=bar.update, verify=verify, verify_timeout=verify_timeout)
     _emit(reports, write and not check, check, fmt, quiet, verify)
     sys.exit(report.exit_status(reports, check))
 
@@ -136,8 +132,6 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
         reports = verify_against(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    except RuntimeError as exc:
-        raise click.ClickException(f"--verify-against: {exc}") from None
     if fmt == "json":
         click.echo(report.to_json(reports, False, True))
     else:

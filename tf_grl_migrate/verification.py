@@ -85,23 +85,28 @@ class _Worker:
     def __init__(self, mode: str, python: str, folder: str):
         self.mode, self.python, self.folder = mode, python, folder
         self.proc = None
-        self.tf_version = None
+        self.broken = None  # why it could not start: every request gets that answer, none starts it again
 
-    def _start(self, timeout):
+    def _start(self, timeout) -> bool:
         env = dict(os.environ)
         env.update({"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1", "TMPDIR": self.folder,
                     "PYTHONDONTWRITEBYTECODE": "1", "TF_ENABLE_ONEDNN_OPTS": "0",
                     "PYTHONPATH": os.pathsep.join(p for p in [_package_root(), env.get("PYTHONPATH", "")] if p)})
-        self.proc = subprocess.Popen(
-            [self.python, "-m", "tf_grl_migrate.verify_worker", self.mode, str(MEMORY_CAP)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.folder, env=env,
-            text=True, bufsize=1)
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-m", "tf_grl_migrate.verify_worker", self.mode, str(MEMORY_CAP)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.folder, env=env,
+                text=True, bufsize=1)
+        except OSError as exc:
+            self.broken = f"the verification worker could not be started with {self.python}: {exc.strerror or exc}"
+            return False
         hello = self._read(timeout + 120)  # TensorFlow's import
         if hello is None or "tensorflow" not in hello:
             self.stop()
-            raise RuntimeError(hello.get("error") if hello else "the verification worker did not start "
-                               "(is TensorFlow installed for this Python?)")
-        self.tf_version = hello["tensorflow"]
+            self.broken = (hello.get("error") if hello else None) or (
+                "the verification worker did not start (is TensorFlow installed for this Python?)")
+            return False
+        return True
 
     def _read(self, timeout):
         box: queue.Queue = queue.Queue()
@@ -119,8 +124,11 @@ class _Worker:
             return {"error": "the worker wrote something that is not an answer: " + line[:200]}
 
     def ask(self, request: dict, timeout: float) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
+        """The worker's answer, or a not-verifiable one saying why there is none (never raises)."""
+        if self.broken is None and (self.proc is None or self.proc.poll() is not None):
             self._start(timeout)
+        if self.broken is not None:
+            return {"status": NOT_VERIFIABLE, "reason": self.broken}
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         answer = self._read(timeout)
@@ -207,6 +215,7 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
         return outcomes
     count = max(1, min(workers, len(runnable), MAX_WORKERS))
     with tempfile.TemporaryDirectory(prefix="tf-grl-verify-") as folder:
+        migrated = _written_once(migrated, folder)
         pools = {mode: queue.Queue() for mode in ("tf1", "tf2")}
         made = []
         for mode in pools:
@@ -236,6 +245,19 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
             for w in made:
                 w.stop()
     return outcomes
+
+
+def _written_once(texts: dict, folder: str) -> dict:
+    """{original path: a file in ``folder`` holding its migrated text}: the project modules a
+    TF2 worker may import as this run migrated them, written once (not sent with every request)."""
+    files = {}
+    for i, (path, text) in enumerate(sorted(texts.items())):
+        target = os.path.join(folder, "migrated", str(i), os.path.basename(path))
+        os.makedirs(os.path.dirname(target))
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        files[path] = target
+    return files
 
 
 def _one(task, pools, timeout, roots, migrated) -> list:
@@ -268,13 +290,7 @@ def _one(task, pools, timeout, roots, migrated) -> list:
 def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
     """((status, max |diff|, reason, label), whether TF1 ran it)."""
     request = {"entry": probe.entry, "shapes": [list(s) for s in probes.SHAPES], "roots": list(roots)}
-    w1 = pools["tf1"].get()
-    try:
-        reference = w1.ask({**request, "path": job.path, "source": job.original}, timeout)
-    except RuntimeError as exc:
-        reference = {"status": NOT_VERIFIABLE, "reason": str(exc)}
-    finally:
-        pools["tf1"].put(w1)
+    reference = _ask(pools, "tf1", {**request, "path": job.path, "source": job.original}, timeout)
     if reference.get("status") != "ok":
         return (NOT_VERIFIABLE, None, "under TF1: " + reference.get("reason", "no answer"),
                 _shown(probe.label, None)), False
@@ -283,16 +299,9 @@ def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
         label = label.replace("{init}", probe.entry["made"][1 if reference.get("new") else 0])
     new_path = job.against_path or job.path
     written = probes.written_lines(job.original, new_text) if job.against is None else None
-    w2 = pools["tf2"].get()
-    try:
-        answer = w2.ask({**request, "path": new_path, "source": new_text, "reference": reference,
-                         "texts": migrated if job.against is None else {},
-                         "written": written, "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}},
-                        timeout)
-    except RuntimeError as exc:
-        answer = {"status": NOT_VERIFIABLE, "reason": str(exc)}
-    finally:
-        pools["tf2"].put(w2)
+    answer = _ask(pools, "tf2", {**request, "path": new_path, "source": new_text, "reference": reference,
+                                 "migrated": migrated if job.against is None else {}, "written": written,
+                                 "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}}, timeout)
     status = answer.get("status", NOT_VERIFIABLE)
     reason = answer.get("reason")
     if status == DIFFERS and job.against is None:
@@ -305,19 +314,22 @@ def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
     return (status, answer.get("max_abs_diff"), reason, label), True
 
 
+def _ask(pools, mode, request, timeout) -> dict:
+    """One request to a free worker of ``mode`` (TF1 or TF2)."""
+    worker = pools[mode].get()
+    try:
+        return worker.ask(request, timeout)
+    finally:
+        pools[mode].put(worker)
+
+
 def _attributed(job, new_text, request, reference, reason, pools, timeout):
     """(status, reason) for a TF2 result that is not TF1's: the migration's only if the migrated
     code under TF1 semantics is not the original's either. Where it is (the same values), TF2 means
     something else by code the migration did not change (``softmax_cross_entropy_with_logits``
     backpropagates into its labels in TF2): that is no wrong rewrite, and the site is not verifiable."""
-    w1 = pools["tf1"].get()
-    try:
-        same = w1.ask({**request, "path": job.path, "source": new_text, "compare_to": reference,
-                       "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}}, timeout)
-    except RuntimeError:
-        same = {}
-    finally:
-        pools["tf1"].put(w1)
+    same = _ask(pools, "tf1", {**request, "path": job.path, "source": new_text, "compare_to": reference,
+                               "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}}, timeout)
     if same.get("status") != "same":
         return DIFFERS, reason
     return NOT_VERIFIABLE, (f"{reason}; but the migrated code under TF1 semantics gives the original's values, so "
@@ -500,8 +512,8 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
         reports.append(report)
         raw_new, failure = read(new)
         if failure is not None:
-            report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot read the migrated file: "
-                                                                 f"{failure.diagnostics[0].message[13:]}"))
+            report.diagnostics.append(failure.diagnostics[0]._replace(
+                message=f"the migrated file {new}: {failure.diagnostics[0].message}"))
             continue
         try:
             new_text, _ = _original(new, raw_new)

@@ -75,11 +75,11 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Modules of the user's project (beside the file, or under the run's roots) load as their
     definitions only: importing one never runs its script code."""
 
-    def __init__(self, roots, texts=None, after_each=None):
+    def __init__(self, roots, migrated=None, after_each=None):
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.after_each = after_each
         self.loaded = []
-        self.texts = texts or {}  # absolute path -> text to load instead of the file's (migrated modules)
+        self.migrated = migrated or {}  # absolute path -> a file holding its text as this run migrated it
 
     def find_spec(self, fullname, path=None, target=None):
         parent, _, last = fullname.rpartition(".")
@@ -100,17 +100,10 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         self.loaded.append(module.__name__)
-        origin = module.__spec__.origin
-        source = self.texts.get(os.path.abspath(origin))
-        if source is None:
-            with open(origin, "rb") as handle:
-                source = handle.read()
-        else:  # as migrated in this run: compiled from a file holding that text (autograph reads it back)
-            origin = os.path.join(_scratch(), f"_grl_project_{os.getpid()}_{next(_counter)}",
-                                  os.path.basename(origin))
-            os.makedirs(os.path.dirname(origin))
-            with open(origin, "w", encoding="utf-8") as handle:
-                handle.write(source)
+        # as this run migrated it: compiled from the file that holds that text (autograph reads it back)
+        origin = self.migrated.get(os.path.abspath(module.__spec__.origin), module.__spec__.origin)
+        with open(origin, "rb") as handle:
+            source = handle.read()
         run_definitions(module, source, origin, None, self.after_each, project_modules(self.roots))
 
 
@@ -165,14 +158,14 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
             after_each()
 
 
-def load(path, source, roots, texts=None, tag="", after_each=None):
+def load(path, source, roots, migrated=None, tag="", after_each=None):
     """A fresh module for ``path``'s text, and the finder that loads the project's modules it
     imports as their definitions. The text is written to a file of the worker's temporary folder
     first, and the module compiled under that name: ``tf.function``'s autograph reads a function's
     source back from its file, which must hold the text being verified (the migrated text is not
     on disk, and a hand migration is compared as given)."""
     folder = os.path.dirname(os.path.abspath(path))
-    finder = _ProjectFinder([folder, *roots], texts, after_each)
+    finder = _ProjectFinder([folder, *roots], migrated, after_each)
     sys.meta_path.insert(0, finder)
     module = types.ModuleType(f"_grl_verify_{tag}_{os.getpid()}_{next(_counter)}")
     copy = os.path.join(_scratch(), module.__name__, os.path.basename(path) or "module.py")

@@ -142,9 +142,9 @@ def _project(req):
     return project_modules([os.path.dirname(os.path.abspath(req["path"])), *req.get("roots", [])])
 
 
-def load(path, source, roots, texts=None):
+def load(path, source, roots, migrated=None):
     """The user's module for ``path``'s text (``verify_loading.load``), named for this worker."""
-    return _load(path, source, roots, texts, MODE, _after_each())
+    return _load(path, source, roots, migrated, MODE, _after_each())
 
 
 class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -612,7 +612,7 @@ def compare(req, reference, module, made):
 def tf2_check(req):
     reference = req["reference"]
     written = req.get("written")
-    module, finder = load(req["path"], req["source"], req.get("roots", []), req.get("texts"))
+    module, finder = load(req["path"], req["source"], req.get("roots", []), req.get("migrated"))
     _WRITTEN["path"] = module.__file__ if written is not None else None
     _WRITTEN["lines"] = frozenset(written or ())
     try:
