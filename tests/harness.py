@@ -46,8 +46,10 @@ def inputs(shapes: dict) -> dict:
 
 
 def upstream(shape) -> np.ndarray:
-    n = int(np.prod(shape)) if len(shape) else 1
-    return np.linspace(-1.5, 2.0, n, dtype=np.float32).reshape(shape)
+    """The upstream gradient (the verifier's own: one engine of proof)."""
+    from tf_grl_migrate.verify_worker import upstream as verifiers
+
+    return verifiers(shape)
 
 
 def load(path: pathlib.Path):
@@ -91,22 +93,12 @@ def resolve_tf(qualified_name: str):
     return obj
 
 
-def gradient_registry():
-    from tensorflow.python.framework import ops
+def fresh_gradient_registry():
+    """Forget gradient names a case registered, as a fresh process would (cases reuse names): the
+    verifier's own context manager."""
+    from tf_grl_migrate.verify_worker import fresh_gradient_registry as verifiers
 
-    return ops._gradient_registry._registry
-
-
-class fresh_gradient_registry:
-    """Forget gradient names a case registered, as a fresh process would (cases reuse names)."""
-
-    def __enter__(self):
-        self.before = set(gradient_registry())
-
-    def __exit__(self, *exc):
-        registry = gradient_registry()
-        for name in set(registry) - self.before:
-            del registry[name]
+    return verifiers()
 
 
 def run_tf1(case_dir: pathlib.Path, file: str | None = None):

@@ -67,6 +67,20 @@ def _gradient_registry() -> dict:
     return ops._gradient_registry._registry
 
 
+class fresh_gradient_registry:  # noqa: N801 - a context manager
+    """Forget the gradient names registered inside, as a fresh process would (the same code is
+    loaded again for each way of calling, and registers the same names; the differential tests'
+    cases reuse names too)."""
+
+    def __enter__(self):
+        self.before = set(_gradient_registry())
+
+    def __exit__(self, *exc):
+        registry = _gradient_registry()
+        for name in set(registry) - self.before:
+            del registry[name]
+
+
 def _setup(mode: str):
     global TF, MODE
     import tensorflow as tf
@@ -185,16 +199,17 @@ def inputs(args, shape, entry=None):
     import numpy as np
 
     rng = np.random.default_rng(1234)
-    names = []
     if entry is not None and entry["kind"] == "block":
         names = list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
-        return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in names}
-    for a in args:
-        if a["kind"] == "tensor":
-            names.append(a["name"])
-        elif a["kind"] == "tensors":
-            names += [f"{a['name']}[{i}]" for i in range(a["count"])]
-    return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in names or ["x"]}
+    else:
+        names = []
+        for a in args:
+            if a["kind"] == "tensor":
+                names.append(a["name"])
+            elif a["kind"] == "tensors":
+                names += [f"{a['name']}[{i}]" for i in range(a["count"])]
+        names = names or ["x"]
+    return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in names}
 
 
 def upstream(shape):
@@ -243,7 +258,6 @@ def call(module, entry, args, tensors: dict, setting: dict):
             kwargs[a["name"]] = value
         else:
             positional.append(value)
-    setting = setting or {}
     target = getattr(module, entry["name"])
     if entry["kind"] == "class":
         for outer, inner in zip(entry["classes"], entry["classes"][1:]):
@@ -264,10 +278,13 @@ def call(module, entry, args, tensors: dict, setting: dict):
     if funcs is not None:  # a site in a closure: the function returned calls it
         first = next(iter(tensors.values()))
         out = [f(first) for f in funcs]
-    flat = [t for t in tf.nest.flatten(out) if (tf.is_tensor(t) or isinstance(t, tf.Variable))
-            and t.dtype.is_floating]
+    return _float_tensors(out, f"it returned {type(out).__name__}")
+
+
+def _float_tensors(out, what) -> list:
+    flat = [t for t in TF.nest.flatten(out) if (TF.is_tensor(t) or isinstance(t, TF.Variable)) and t.dtype.is_floating]
     if not flat:
-        raise NoTensor(f"it returned {type(out).__name__}, no float tensor to take gradients of")
+        raise NoTensor(f"{what}, no float tensor to take gradients of")
     return flat
 
 
@@ -280,10 +297,16 @@ def _call_block(module, entry, tensors):
     out = fn(graph, **kwargs)
     if isinstance(out, dict) and out.get("__grl_block__"):
         out = [out[name] for name in entry["outputs"]]
-    flat = [t for t in TF.nest.flatten(out) if (TF.is_tensor(t) or isinstance(t, TF.Variable)) and t.dtype.is_floating]
-    if not flat:
-        raise NoTensor("the block leaves no float tensor to take gradients of")
-    return flat
+    return _float_tensors(out, "the block leaves")
+
+
+def _define(module, req, side):
+    """Run the module's definitions that the entry needs (for a block, what ``side`` of it reads,
+    then the block itself as ``__grl_block__``); the block's file, or None."""
+    entry = req["entry"]
+    wanted = set(entry[side]["reads"]) if entry["kind"] == "block" else {entry["name"]}
+    run_definitions(module, req["source"], module.__file__, wanted, _after_each(), _project(req))
+    return _load_block(module, entry, side) if entry["kind"] == "block" else None
 
 
 def _load_block(module, entry, side):
@@ -346,18 +369,13 @@ def run_tf1(req, args, shape, setting, side="original"):
     tf1 = TF.compat.v1
     entry = req["entry"]
     values = inputs(args, shape, entry)
-    before = set(_gradient_registry())
     module, finder = load(req["path"], req["source"], req.get("roots", []))
     try:
-        with tf1.Graph().as_default():
-            if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry[side]["reads"]), _after_each(), _project(req))
-                _load_block(module, entry, side)
-            else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each(), _project(req))
-                if not hasattr(module, entry["name"]):
-                    raise NotDefined(f"{entry['name']} is not defined by the module's definitions alone "
-                                     "(script code makes it)")
+        with fresh_gradient_registry(), tf1.Graph().as_default():
+            _define(module, req, side)
+            if entry["kind"] != "block" and not hasattr(module, entry["name"]):
+                raise NotDefined(f"{entry['name']} is not defined by the module's definitions alone "
+                                 "(script code makes it)")
             tensors = {k: tf1.constant(v) for k, v in values.items()}
             ys = call(module, entry, args, tensors, setting)
             tensors.update(_module_inputs(module, entry, side))
@@ -374,9 +392,6 @@ def run_tf1(req, args, shape, setting, side="original"):
                 drawn = _random_ops(tf1.get_default_graph())
     finally:
         forget(finder)
-        registry = _gradient_registry()
-        for name in set(registry) - before:
-            del registry[name]
     same = not drawn and all(np.array_equal(a, b, equal_nan=True)
                              for a, b in zip(first[0] + first[1], again[0] + again[1]))
     return {"y": [np.asarray(v).tolist() for v in first[0]], "g": [np.asarray(v).tolist() for v in first[1]],
@@ -462,10 +477,21 @@ def tf1_same(req):
             if len(got) != len(want):
                 return {"status": "different"}
             for a, b in zip(got, want):
-                a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-                if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+                if np.shape(a) != np.shape(b) or _deviation(a, b, rtol, atol)[1]:
                     return {"status": "different"}
     return {"status": "same"}
+
+
+def _deviation(got, want, rtol, atol) -> tuple[float, int]:
+    """(largest |got - want|, how many elements lie outside atol + rtol * |want|); NaN where both
+    are NaN counts as equal."""
+    import numpy as np
+
+    got64, want64 = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    both_nan = np.isnan(got64) & np.isnan(want64)
+    diff = np.where(both_nan, 0.0, np.abs(got64 - want64))
+    bad = ~(diff <= atol + rtol * np.abs(want64)) & ~both_nan
+    return (float(np.max(diff)) if diff.size else 0.0), int(bad.sum())
 
 
 def _give_up_on(exc):
@@ -493,14 +519,13 @@ def _setting(setting) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in setting.items() if not k.startswith("__grl")) or "the defaults"
 
 
-def _describe(exc, shape=None) -> str:
+def _describe(exc) -> str:
     text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     if text and text[0].startswith("in user code:"):  # autograph's wrapping: the error is last
         text = text[-1:]
         if text[0].split(":")[0].isidentifier():  # "ValueError: ..." already names the type
             return text[0][:240]
-    head = f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
-    return head + (f" (inputs of shape {list(shape)})" if shape is not None else "")
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
 def _creator(made: list, reference: list):
@@ -590,16 +615,12 @@ def compare(req, reference, module, made):
                 if got.shape != want.shape:
                     return {"status": "differs", "reason": f"{where}: {what} has shape {list(got.shape)}, "
                                                            f"TF1's {list(want.shape)}"}
-                got64, want64 = got.astype(np.float64), want.astype(np.float64)
-                both_nan = np.isnan(got64) & np.isnan(want64)
-                diff = np.where(both_nan, 0.0, np.abs(got64 - want64))
-                bad = ~(diff <= atol + rtol * np.abs(want64)) & ~both_nan
-                d = float(np.max(diff)) if diff.size else 0.0
+                d, bad = _deviation(got, want, rtol, atol)
                 worst = max(worst, d)
-                if bad.any():
+                if bad:
                     return {"status": "differs", "max_abs_diff": d,
                             "reason": f"{where}: {what} differs from TF1's (max |diff| {d:.3g}, "
-                                      f"{int(bad.sum())} of {bad.size} elements)"}
+                                      f"{bad} of {got.size} elements)"}
             ran += 1
     if not ran:
         return {"status": "not_verifiable", "reason": skipped[0][1]}
@@ -620,15 +641,11 @@ def tf2_check(req):
         first = reference["results"][0]["variables"] if reference["results"] else []
         entry = req["entry"]
         with TF.variable_creator_scope(_creator(made, first)):
-            if entry["kind"] == "block":
-                run_definitions(module, req["source"], module.__file__, set(entry["migrated"]["reads"]), _after_each(), _project(req))
-                block = _load_block(module, entry, "migrated")
-                if written is not None:  # the block file's lines are the migrated text's from "first" on
-                    lines = entry["migrated"]["source"].count("\n")
-                    _WRITTEN["block"] = (block, {k for k in range(2, lines + 1)
-                                                 if k == lines or entry["migrated"]["first"] + k - 2 in set(written)})
-            else:
-                run_definitions(module, req["source"], module.__file__, {entry["name"]}, _after_each(), _project(req))
+            block = _define(module, req, "migrated")
+        if block is not None and written is not None:  # the block file's lines: the migrated text's from "first" on
+            lines = entry["migrated"]["source"].count("\n")
+            _WRITTEN["block"] = (block, {k for k in range(2, lines + 1)
+                                         if k == lines or entry["migrated"]["first"] + k - 2 in set(written)})
         if entry["kind"] != "block" and not hasattr(module, entry["name"]):
             return {"status": "differs", "reason": f"the migrated module defines no {req['entry']['name']}"}
         return compare(req, reference, module, made)
@@ -685,20 +702,14 @@ def main(argv=None):
     for line in sys.stdin:
         req = json.loads(line)
         STAND_INS.clear()
-        before = set(_gradient_registry())
         try:
-            if mode == "tf2":
-                answer = tf2_check(req)
-            else:
-                answer = tf1_same(req) if "compare_to" in req else tf1_reference(req)
+            with fresh_gradient_registry():
+                if mode == "tf2":
+                    answer = tf2_check(req)
+                else:
+                    answer = tf1_same(req) if "compare_to" in req else tf1_reference(req)
         except Exception as exc:  # noqa: BLE001 - never die on one request
             answer = {"status": "not_verifiable", "reason": "the definitions could not be loaded: " + _describe(exc)}
-            if mode == "tf2" and req.get("written") is not None:
-                answer = _tf2_failure(exc, req["path"], req.get("written"))
-        finally:
-            registry = _gradient_registry()
-            for name in set(registry) - before:
-                del registry[name]
         answers.write(json.dumps(answer) + "\n")
     return 0
 
