@@ -77,6 +77,7 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, roots, migrated=None, after_each=None):
         self.roots = [r for r in roots if os.path.isdir(r)]
+        self.project = project_modules(self.roots)  # their top-level names, read once
         self.after_each = after_each
         self.loaded = []
         self.migrated = migrated or {}  # absolute path -> a file holding its text as this run migrated it
@@ -104,7 +105,7 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         origin = self.migrated.get(os.path.abspath(module.__spec__.origin), module.__spec__.origin)
         with open(origin, "rb") as handle:
             source = handle.read()
-        run_definitions(module, source, origin, None, self.after_each, project_modules(self.roots))
+        run_definitions(module, source, origin, None, self.after_each, self.project)
 
 
 def project_modules(roots) -> frozenset:
@@ -124,8 +125,8 @@ def project_modules(roots) -> frozenset:
 
 
 def run_definitions(module, source, path, wanted, after_each=None, project=frozenset()):
-    """Execute the statements of ``source`` that define ``wanted`` (None: every def and class),
-    one at a time, standing a stub in for each module that is not installed; ``after_each()``
+    """Execute the statements of ``source`` that define ``wanted`` (None: every def, class and
+    constant, a module the code under test imports), one at a time, standing a stub in for each module that is not installed; ``after_each()``
     runs after each statement (TF1's Keras names, set on what the statement imported)."""
     tree = ast.parse(source, path)
     for stmt in definitions(tree, wanted, project):
@@ -160,27 +161,34 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
 
 def load(path, source, roots, migrated=None, tag="", after_each=None):
     """A fresh module for ``path``'s text, and the finder that loads the project's modules it
-    imports as their definitions. The text is written to a file of the worker's temporary folder
-    first, and the module compiled under that name: ``tf.function``'s autograph reads a function's
-    source back from its file, which must hold the text being verified (the migrated text is not
-    on disk, and a hand migration is compared as given)."""
+    imports as their definitions (``finder.project``: their names). The module is compiled under
+    the name of a file holding the text: ``tf.function``'s autograph reads a function's source
+    back from its file, which must hold the text being verified (the migrated text is not on disk,
+    and a hand migration is compared as given)."""
     folder = os.path.dirname(os.path.abspath(path))
     finder = _ProjectFinder([folder, *roots], migrated, after_each)
     sys.meta_path.insert(0, finder)
     module = types.ModuleType(f"_grl_verify_{tag}_{os.getpid()}_{next(_counter)}")
-    copy = os.path.join(_scratch(), module.__name__, os.path.basename(path) or "module.py")
-    os.makedirs(os.path.dirname(copy))
-    with open(copy, "w", encoding="utf-8") as handle:
-        handle.write(source)
-    module.__file__ = copy
+    module.__file__ = _copy_of(path, source)
     sys.modules[module.__name__] = module
     return module, finder
 
 
-def _scratch() -> str:
+_COPIES: dict = {}  # (file name, text) -> the file holding it: one per text, however often it is loaded
+
+
+def _copy_of(path, source) -> str:
     import tempfile
 
-    return tempfile.gettempdir()
+    key = (os.path.basename(path) or "module.py", source)
+    copy = _COPIES.get(key)
+    if copy is None:
+        copy = os.path.join(tempfile.gettempdir(), f"_grl_source_{os.getpid()}_{len(_COPIES)}", key[0])
+        os.makedirs(os.path.dirname(copy))
+        with open(copy, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        _COPIES[key] = copy
+    return copy
 
 
 def forget(finder):

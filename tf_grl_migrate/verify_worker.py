@@ -28,7 +28,7 @@ import sys
 import traceback
 import types
 
-from .verify_loading import STAND_INS, MissingDependency, forget, project_modules, run_definitions
+from .verify_loading import STAND_INS, MissingDependency, forget, run_definitions
 from .verify_loading import load as _load
 
 
@@ -149,11 +149,6 @@ def _keras_as_tf1_had_it():
 def _after_each():
     """What runs after each statement of the user's code is executed: TF1's Keras names."""
     return _keras_as_tf1_had_it if MODE == "tf1" else None
-
-
-def _project(req):
-    """The project's module names: beside the file under test, and under the run's folders."""
-    return project_modules([os.path.dirname(os.path.abspath(req["path"])), *req.get("roots", [])])
 
 
 def load(path, source, roots, migrated=None):
@@ -300,20 +295,23 @@ def _call_block(module, entry, tensors):
     return _float_tensors(out, "the block leaves")
 
 
-def _define(module, req, side):
+def _define(module, finder, req, side):
     """Run the module's definitions that the entry needs (for a block, what ``side`` of it reads,
     then the block itself as ``__grl_block__``); the block's file, or None."""
     entry = req["entry"]
     wanted = set(entry[side]["reads"]) if entry["kind"] == "block" else {entry["name"]}
-    run_definitions(module, req["source"], module.__file__, wanted, _after_each(), _project(req))
+    run_definitions(module, req["source"], module.__file__, wanted, _after_each(), finder.project)
     return _load_block(module, entry, side) if entry["kind"] == "block" else None
 
 
 def _load_block(module, entry, side):
     """The block (or the lines the migration put in its place) as ``__grl_block__`` in the
     module's namespace, compiled from a file of its own (autograph reads the source back)."""
+    import tempfile
+
     source = entry[side]["source"]
-    path = os.path.join(os.path.dirname(module.__file__), "__grl_block__.py")
+    path = os.path.join(tempfile.gettempdir(), module.__name__, "__grl_block__.py")  # the module's own folder
+    os.makedirs(os.path.dirname(path))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(source)
     exec(compile(source, path, "exec"), module.__dict__)
@@ -372,7 +370,7 @@ def run_tf1(req, args, shape, setting, side="original"):
     module, finder = load(req["path"], req["source"], req.get("roots", []))
     try:
         with fresh_gradient_registry(), tf1.Graph().as_default():
-            _define(module, req, side)
+            _define(module, finder, req, side)
             if entry["kind"] != "block" and not hasattr(module, entry["name"]):
                 raise NotDefined(f"{entry['name']} is not defined by the module's definitions alone "
                                  "(script code makes it)")
@@ -641,7 +639,7 @@ def tf2_check(req):
         first = reference["results"][0]["variables"] if reference["results"] else []
         entry = req["entry"]
         with TF.variable_creator_scope(_creator(made, first)):
-            block = _define(module, req, "migrated")
+            block = _define(module, finder, req, "migrated")
         if block is not None and written is not None:  # the block file's lines: the migrated text's from "first" on
             lines = entry["migrated"]["source"].count("\n")
             _WRITTEN["block"] = (block, {k for k in range(2, lines + 1)
