@@ -15,16 +15,18 @@ In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph``, not a ``tf.function
 TensorFlow's own map on that graph.
 
 TensorFlow internals it relies on, named in ``_internals`` and nowhere else: the op callbacks
-(``tensorflow.python.framework.op_callbacks``), the eager recording step generated op wrappers
-call (``tensorflow.python.eager.execute.record_gradient``) and the tape's
-``record.record_operation``, and the gradient registry (``ops._gradient_registry``, for names
-registered with ``tf.RegisterGradient`` and borrowed built-in gradients). Where they are not in
+(``tensorflow.python.framework.op_callbacks``), the tape set's thread controls
+(``pywrap_tfe.TFE_Py_TapeSet*``) and the tape's ``record.record_operation``, the gradient
+registry (``ops._gradient_registry``, for names registered with ``tf.RegisterGradient`` and
+borrowed built-in gradients), and ``FuncGraph`` (a ``tf.function``'s graph, as against a
+legacy one). Where they are not in
 the expected form, entering a block raises one error naming the TensorFlow version; nothing is
 silently ordinary.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 
@@ -33,14 +35,17 @@ import tensorflow as tf
 _STATE = threading.local()  # .stack: [{op type: (gradient function, name)}], innermost last; .busy
 
 
+@functools.lru_cache(maxsize=None)
 def _internals():
     """(add_op_callback, remove_op_callback, lookup of a registered gradient by name, the tape
-    set's thread controls, record_operation)."""
+    set's thread controls, record_operation, the FuncGraph class); found and checked once (the
+    callback asks for them at every mapped op)."""
     try:
         from tensorflow.python import pywrap_tfe
         from tensorflow.python.eager import record
         from tensorflow.python.framework import op_callbacks
         from tensorflow.python.framework import ops as tf_ops
+        from tensorflow.python.framework.func_graph import FuncGraph
 
         registry = tf_ops._gradient_registry
         add, remove, lookup = op_callbacks.add_op_callback, op_callbacks.remove_op_callback, registry.lookup
@@ -56,7 +61,7 @@ def _internals():
             "does not have in the form it was written for (TensorFlow 2.13 to 2.21); nothing was changed. "
             "Wrap the overridden ops in @tf.custom_gradient functions instead."
         ) from exc
-    return add, remove, lookup, pywrap_tfe, record.record_operation
+    return add, remove, lookup, pywrap_tfe, record.record_operation, FuncGraph
 
 
 class GraphOp:
@@ -175,7 +180,7 @@ def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
     converting) records it right after the callbacks: that record is kept off the tapes.
     Nothing is recorded where recording is stopped already (a user's ``tape.stop_recording()``)
     or no tape is active."""
-    _, _, _, tape_set, record_operation = _internals()
+    _, _, _, tape_set, record_operation, _ = _internals()
     if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
         return
     inputs, outputs = list(inputs), list(outputs)
@@ -240,11 +245,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
         if self._entered is not None:
             raise RuntimeError("this gradient_override_map block is already active; create a new one to nest")
         graph = self._graph if self._graph is not None else tf.compat.v1.get_default_graph()
-        if not tf.executing_eagerly() and not _is_function_graph(graph):  # TF1 graph mode: TensorFlow's own
-            names = {k: v for k, v in self._map.items()} if isinstance(self._map, dict) else self._map
+        if not tf.executing_eagerly() and not isinstance(graph, _internals()[5]):  # TF1 graph mode: TF's own map
             _resolve(self._map)  # the same checks, before anything changes
-            names = {k: _registered_name(v) for k, v in names.items()}
-            inner = graph.gradient_override_map(names)
+            inner = graph.gradient_override_map({k: _registered_name(v) for k, v in self._map.items()})
             inner.__enter__()
             self._entered = ("graph", inner)
             return self
@@ -273,10 +276,6 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
         if not stack:
             _internals()[1](_callback)
         return False
-
-
-def _is_function_graph(graph) -> bool:
-    return type(graph).__name__ == "FuncGraph" or hasattr(graph, "inputs") and hasattr(graph, "outer_graph")
 
 
 _FUNCTIONS_REGISTERED: dict = {}

@@ -1,7 +1,8 @@
 """TF2 gradient reversal with the legacy DANN call signatures.
 
-This is the only module of the package that imports TensorFlow; ``tf_grl_migrate``
-imports it lazily, on first use of one of its names.
+It imports TensorFlow, as ``override_map.py`` (the runtime ``gradient_override_map``) and the
+verifier's worker processes do, and nothing else of the package; ``tf_grl_migrate`` imports
+these lazily, on first use of one of their names.
 
 Forward: the identity, bit for bit. Backward: ``dL/dx = -l * dL/dy``.
 Works eagerly, inside ``tf.function`` (``jit_compile`` too), in legacy ``tf.compat.v1``
