@@ -229,6 +229,7 @@ def check(planner, reg: Registration):
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
     check_removed_aliases(planner, reg)
+    check_keywords(planner, reg)
     check_def_name(planner, reg)
 
 
@@ -280,7 +281,6 @@ def check_removed_aliases(planner, reg: Registration):
         if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
             new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
         reg.renames[attr] = _respelled(attr, old, new)
-    check_keywords(planner, reg)
 
 
 def check_keywords(planner, reg: Registration):
