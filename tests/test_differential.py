@@ -19,13 +19,16 @@ import harness  # noqa: E402
 CASES = harness.case_dirs("rewrite")
 IDS = [c.name for c in CASES]
 REPOS = harness.case_dirs("repo")
+# refused by the inline rewrite, migrated onto tf_grl_migrate.gradient_override_map by --use-runtime
+RUNTIME_MAP_CASES = [c for c in harness.case_dirs("refuse") if (c / "after_runtime.py").exists()]
 
 
 @pytest.fixture(scope="session")
 def tf1_reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("tf1") / "reference.npz"
     subprocess.run(
-        [sys.executable, str(harness.CASES.parent / "tf1_runner.py"), str(out), *map(str, CASES + REPOS)],
+        [sys.executable, str(harness.CASES.parent / "tf1_runner.py"), str(out),
+         *map(str, CASES + REPOS + RUNTIME_MAP_CASES)],
         check=True,
         timeout=600,
     )
@@ -66,7 +69,21 @@ def test_use_runtime_migration_matches_tf1(case, mode, tf1_reference):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("mode", ["eager", "function"])
+@pytest.mark.parametrize("case", RUNTIME_MAP_CASES, ids=[c.name for c in RUNTIME_MAP_CASES])
+def test_runtime_map_migration_matches_tf1(case, mode, tf1_reference):
+    """A model-wide block (ops made by code the tool cannot see, a map chosen at run time or
+    entered by hand) on tf_grl_migrate.gradient_override_map: TF1's forward values and gradients,
+    the gradient taken after the block has ended."""
+    y1, g1 = _reference(tf1_reference, case)
+    y2, g2 = harness.run_tf2(case, "after_runtime.py", mode)
+    np.testing.assert_array_equal(y2, y1)
+    assert len(g2) == len(g1)
+    for a, b in zip(g2, g1):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", CASES + RUNTIME_MAP_CASES, ids=IDS + [c.name for c in RUNTIME_MAP_CASES])
 def test_legacy_file_under_tf2_is_not_tf1(case, tf1_reference):
     """The bug we fix: legacy code under TF2 crashes or silently computes other gradients."""
     y1, g1 = _reference(tf1_reference, case)

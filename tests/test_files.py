@@ -165,7 +165,7 @@ def test_the_api_returns_a_report_when_the_screen_breaks(tmp_path, monkeypatch):
     libcst) is a GRL903 of that file, as one in the analysis is."""
     from tf_grl_migrate import migrate_source, precheck
 
-    def broken(text):
+    def broken(text, *args):
         raise ValueError("screen bug")
 
     monkeypatch.setattr(precheck, "screen", broken)

@@ -39,8 +39,13 @@ def test_every_code_of_the_table_has_one_owner_with_an_example():
 @pytest.mark.parametrize("idiom", IDIOMS, ids=[i.name for i in IDIOMS])
 def test_each_idiom_names_cases_that_prove_it(idiom):
     """The migrations an idiom names are rewrite cases (tests/test_differential.py runs each
-    against TF1); a --use-runtime idiom's cases hold that strategy's output."""
+    against TF1); a --use-runtime idiom's cases hold that strategy's output (after_runtime.py; for
+    a block the inline rewrite refuses, under tests/cases/refuse, with a case.json to run it)."""
     for name in idiom.cases:
+        refused_inline = CASES.parent / "refuse" / name  # runtime_map: migrated with --use-runtime only
+        if idiom.runtime and (refused_inline / "after_runtime.py").is_file():
+            assert (refused_inline / "case.json").is_file(), name
+            continue
         assert (CASES / name / "after.py").is_file(), name
         if idiom.runtime:
             assert (CASES / name / "after_runtime.py").is_file(), name

@@ -276,6 +276,45 @@ def test_legacy_graph_mode_is_tensorflows_own_map():
     np.testing.assert_allclose(grad, np.full(X.shape, -0.5))
 
 
+def test_graph_passed_by_the_migrator_matters_only_in_a_legacy_graph():
+    """``graph=`` (the receiver the migrated code named): TF's own map on it in a tf.compat.v1
+    graph; eagerly and in a tf.function (a graph taken eagerly, entered while tracing) the map
+    still applies to the ops created in the block."""
+    outer = tf.compat.v1.get_default_graph()
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            with gradient_override_map({"Identity": "MapFlip"}, graph=outer):
+                y = tf.identity(x)
+        return tape.gradient(y, x)
+
+    np.testing.assert_allclose(step(tf.constant(X)).numpy(), np.full(X.shape, -0.5))
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(X)
+        with gradient_override_map({"Identity": "MapFlip"}, graph=graph):
+            y = tf.identity(x)
+        assert y.op.get_attr("_gradient_op_type") == b"MapFlip"
+
+
+def test_a_py_func_map_entered_eagerly_says_why_it_cannot_apply():
+    """Eagerly, tf.compat.v1.py_func runs its function directly: no PyFunc op exists to map, so
+    the map raises instead of leaving the ordinary (no) gradient silently."""
+    with pytest.raises(ValueError, match="never created eagerly"):
+        with gradient_override_map({"PyFunc": "MapFlip"}):
+            pass
+
+
+def test_an_op_feature_the_runtime_lacks_is_named_in_the_error():
+    def gradient(op, grad):
+        return [grad * (2.0 if "scaled" in op.node_def.name else 1.0)]
+
+    with pytest.raises(AttributeError, match="offers inputs, outputs, type, name, get_attr and graph"):
+        _eager({"Relu": gradient}, lambda x, graph=False: tf.nn.relu(x))
+
+
 def test_an_op_recorded_by_tensorflows_python_path_is_mapped_too():
     """Eager ops whose inputs need converting run TensorFlow's Python path, which records the op
     after its callbacks (the fast path records it before): both must give the mapped gradient."""

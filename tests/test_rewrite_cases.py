@@ -65,6 +65,27 @@ def test_refused_site_is_left_unchanged_with_a_coded_diagnostic(case):
     assert all(len(d.message) > 40 for d in result.diagnostics)  # says what to do by hand
 
 
+@pytest.mark.parametrize("case", REFUSALS, ids=[p.name for p in REFUSALS])
+def test_use_runtime_moves_model_wide_blocks_onto_the_runtime_map_or_refuses_alike(case):
+    """--use-runtime: a refused case with after_runtime.py is migrated onto
+    tf_grl_migrate.gradient_override_map byte for byte (notes only), and a second run changes
+    nothing; any other is refused as without it."""
+    source = _read(case / "before.py")
+    result = migrate_code(source, use_runtime=True)
+    expected = case / "after_runtime.py"
+    if not expected.exists():
+        assert result.code == source
+        assert [f"{d.line}:{d.col}: {d.code}" for d in result.diagnostics] == (
+            case / "expected.txt").read_text().split("\n")[:-1]
+        return
+    assert result.code == _read(expected)
+    assert "tf_grl_migrate.gradient_override_map(" in result.code
+    again = migrate_code(result.code, use_runtime=True)
+    assert again.code == result.code
+    assert [d for d in again.diagnostics if not d.code.startswith("GRL2")] == [
+        d for d in result.diagnostics if not d.code.startswith("GRL2")]
+
+
 @pytest.mark.parametrize("path", [*(c / "before.py" for c in REFUSALS), *NOOPS], ids=lambda p: p.parent.name + "/" + p.name)
 def test_cheap_screen_agrees_with_the_full_analysis(path):
     """The ast screen that spares libcst only answers where the full analysis gives the same result."""
@@ -112,8 +133,58 @@ def test_model_wide_refusal_names_the_runtime_recipe_with_the_blocks_own_map():
     source = _read(CASES / "refuse" / "model_wide_guided_relu" / "before.py")
     (diagnostic,) = migrate_code(source).diagnostics
     assert diagnostic.code == "GRL101"
-    assert 'tf_grl_migrate.override_gradients({"Relu": "GuidedRelu"})' in diagnostic.message
-    assert "tape.gradient(y, x)" in diagnostic.message
+    assert 'tf_grl_migrate.gradient_override_map({"Relu": "GuidedRelu"})' in diagnostic.message
+    assert "`build_model`" in diagnostic.message
+    assert "`tf-grl-migrate --use-runtime` migrates this block" in diagnostic.message
+    assert "--use-runtime" not in migrate_code(source, use_runtime=True).code
+
+
+def test_a_refusal_says_use_runtime_only_where_it_would_migrate():
+    """The hint names --use-runtime where that strategy takes the block, not elsewhere (a receiver
+    that is no graph), and never under --use-runtime itself."""
+    taken = _read(CASES / "refuse" / "map_chosen_at_run_time" / "before.py")
+    assert "--use-runtime" in migrate_code(taken).diagnostics[0].message
+    for case in ("receiver_not_provably_a_graph", "registration_after_its_use_in_one_scope"):
+        for d in migrate_code(_read(CASES / "refuse" / case / "before.py")).diagnostics:
+            assert "--use-runtime" not in d.message, case
+    for d in migrate_code(_read(CASES / "refuse" / "gradient_reads_node_def" / "before.py"), use_runtime=True).diagnostics:
+        assert "--use-runtime" not in d.message
+
+
+def test_model_wide_refusal_names_the_call_that_builds_the_model_not_a_builtin():
+    """A Grad-CAM block that asks hasattr/dir before building VGG16: GRL101 names VGG16."""
+    source = (
+        "import tensorflow as tf\n"
+        "from keras.applications import VGG16\n\n\n"
+        "@tf.RegisterGradient('GuidedReluB')\n"
+        "def _guided(op, grad):\n"
+        "    return tf.where(grad > 0.0, grad, tf.zeros_like(grad))\n\n\n"
+        "def guided_model(opts):\n"
+        "    g = tf.get_default_graph()\n"
+        "    with g.gradient_override_map({'Relu': 'GuidedReluB'}):\n"
+        "        if hasattr(opts, 'weights') and 'imagenet' in dir(opts):\n"
+        "            return VGG16(weights=opts.weights)\n"
+        "        return VGG16()\n"
+    )
+    (diagnostic,) = migrate_code(source).diagnostics
+    assert diagnostic.code == "GRL101" and "calls `VGG16`" in diagnostic.message
+
+
+def test_hidden_op_wrappers_get_their_tf2_name_in_moved_gradient_code():
+    """gen_nn_ops._relu_grad (TF up to 1.4) is gen_nn_ops.relu_grad in TF2: the inline rewrite
+    moves the gradient with that name instead of refusing it (GRL114)."""
+    source = (
+        "import tensorflow as tf\n"
+        "from tensorflow.python.ops import gen_nn_ops\n\n\n"
+        "@tf.RegisterGradient('GuidedReluW')\n"
+        "def _guided(op, grad):\n"
+        "    return tf.where(0. < grad, gen_nn_ops._relu_grad(grad, op.outputs[0]), tf.zeros_like(grad))\n\n\n"
+        "def guided(x):\n"
+        "    with tf.get_default_graph().gradient_override_map({'Relu': 'GuidedReluW'}):\n"
+        "        return tf.nn.relu(x)\n"
+    )
+    result = migrate_code(source)
+    assert result.diagnostics == [] and "gen_nn_ops.relu_grad(" in result.code and "_relu_grad" not in result.code
 
 
 def test_a_map_key_that_is_no_op_type_is_noted_and_named():

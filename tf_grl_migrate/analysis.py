@@ -21,8 +21,8 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .idioms import override_block, registered_gradient, straight_through
-from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _load_names, operator_spelling
+from .idioms import override_block, registered_gradient, runtime_map, straight_through
+from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _is_runtime_map, _load_names, operator_spelling
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
 from .traversal import Positions, QuickVisitor, walks_itself
@@ -125,7 +125,8 @@ class _Collector(QuickVisitor):
 
     def visit_Attribute(self, node):
         if node.attr.value == precheck.MARKER:
-            self.map_refs.append(node)
+            if not _is_runtime_map(node):
+                self.map_refs.append(node)
         elif node.attr.value == precheck.PRIVATE:
             self.private_refs.append(node)
 
@@ -255,7 +256,9 @@ _NO_OP_BUILTINS = frozenset("builtins." + n for n in (
 class Planner:
     """Gather first, decide second: no node is changed here."""
 
-    def __init__(self, wrapper: MetadataWrapper, links: facts.Links | None = None, source: str = ""):
+    def __init__(self, wrapper: MetadataWrapper, links: facts.Links | None = None, source: str = "",
+                 use_runtime: bool = False):
+        self.use_runtime = use_runtime  # model-wide blocks may move onto the runtime map (idioms/runtime_map)
         self.links = links or facts.Links()
         self.source = source  # the module text (only read for notes)
         self.externals = {e.spelling: e for e in self.links.externals}
@@ -277,6 +280,9 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
+        self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
+        self.runtime_calls: list[cst.Call] = []  # map calls moving onto tf_grl_migrate.gradient_override_map
+        self.runtime_registrations: list[Registration] = []  # kept for them
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -399,9 +405,7 @@ class Planner:
                 self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", override_block.not_a_graph(_code(call.func))))
             else:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH))
-        for call in self.collector.map_calls:
-            if id(call) not in in_with:
-                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH))
+        self.loose_calls = [call for call in self.collector.map_calls if id(call) not in in_with]
         for node in self.taken_as_value():
             self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", override_block.TAKEN_AS_VALUE))
         for node in self.collector.private_refs:
@@ -517,7 +521,7 @@ class Planner:
                 site.phantoms.append(op_name)
                 continue
             if op is None:
-                return ("GRL104", override_block.unknown_op(op_name))
+                return ("GRL104", override_block.unknown_op(op_name, hint=not self.use_runtime))
             target = self.match_target(element.value)
             if isinstance(target, tuple):
                 return target
@@ -555,12 +559,13 @@ class Planner:
                               "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
                               "'Add' or a registration of this module, so rewrite them by hand with "
                               "@tf.custom_gradient")
-        for inner in scan.calls:
+        for index, inner in enumerate(scan.calls):
             names = self.qn(inner.func, raw=True)
             op = ops.op_type_of_callable(names)
             if op is None:
                 if self.makes_none_of(inner, names, mapped):
                     continue
+                inner, names = self._builder_call(scan.calls[index:], mapped)
                 return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
                                   f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
                                   f"those ops yourself in a @tf.custom_gradient function, {recipe}")
@@ -590,6 +595,21 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def _builder_call(self, calls, mapped):
+        """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
+        that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
+        call that builds the model, ``VGG16(...)``)."""
+        first = None
+        for call in calls:
+            names = self.qn(call.func, raw=True)
+            if ops.op_type_of_callable(names) is not None or self.makes_none_of(call, names, mapped):
+                continue
+            if first is None:
+                first = (call, names)
+            if not names or not all(n.startswith("builtins.") for n in names):
+                return call, names
+        return first
 
     def wraps_operator(self, node, op_name: str, target) -> bool:
         """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
@@ -911,6 +931,41 @@ class Planner:
             registered_gradient.check(self, reg)
         registered_gradient.apply_exports(self)
         self.gather_sites()
+        self.settle()
+        if self.use_runtime:
+            self.runtime_calls = runtime_map.choose(self)
+        moved = set(self.runtime_calls)
+        for call in self.loose_calls:
+            if call not in moved:
+                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH
+                                                   + self._runtime_hint(call, None)))
+        for site in self.sites:
+            if site.item.item in moved:
+                continue
+            if site.refusal:
+                code, message = site.refusal
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code,
+                                                   message + self._runtime_hint(site.item.item, site)))
+            elif site.phantoms:
+                keys = ", ".join(repr(k) for k in site.phantoms)
+                meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
+                hint = f"'{meant[0]}' ops" if meant else "another gradient"
+                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203",
+                                                   override_block.phantom_keys(keys, hint)))
+        registered_gradient.note_unused(self)
+        return [s for s in self.sites if not s.refusal]
+
+    def _runtime_hint(self, call, site) -> str:
+        """Where ``--use-runtime`` would migrate a refused block, the message says so."""
+        if self.use_runtime or (site is not None and "--use-runtime" in site.refusal[1]):
+            return ""
+        if runtime_map.eligible(self, call, site) is not None:
+            return ""
+        return f" ({override_block.RUNTIME_HINT})"
+
+    def settle(self):
+        """Refusals spread until nothing changes: a block using a refused registration, a
+        registration with a refused use, one module's blocks using another's registration."""
         changed = True
         while changed:
             changed = False
@@ -941,16 +996,4 @@ class Planner:
                             if not r.maker and r.refusal is None:
                                 registered_gradient.make_maker(self, r, "it is chosen by a name with another that is")
                                 changed = True
-        for site in self.sites:
-            if site.refusal:
-                code, message = site.refusal
-                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code, message))
-            elif site.phantoms:
-                keys = ", ".join(repr(k) for k in site.phantoms)
-                meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
-                hint = f"'{meant[0]}' ops" if meant else "another gradient"
-                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203",
-                                                   override_block.phantom_keys(keys, hint)))
-        registered_gradient.note_unused(self)
-        return [s for s in self.sites if not s.refusal]
 

@@ -37,7 +37,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     exporting = links is not None and bool(links.exports)
     if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
-    screened = precheck.screen(code) if screen and not links else None
+    screened = precheck.screen(code, use_runtime) if screen and not links else None
     if screened is not None:
         return Result(code, screened)
     if part is None and not links and code.count("\n") >= slicing.MIN_LINES:
@@ -55,7 +55,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
                 return Result(new_code, result.diagnostics, result.blocked)
     module = cst.parse_module(code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    planner = Planner(wrapper, links, code if source is None else source)
+    planner = Planner(wrapper, links, code if source is None else source, use_runtime)
     if part is not None:
         planner.module_names |= part.taken
         planner.line_of = part.line
@@ -63,7 +63,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     diagnostics = sorted(planner.diagnostics)
     blocked = _blocked_links(planner)
     exported = [r for r in planner.registrations if r.export is not None and r.refusal is None]
-    if not sites and not exported:
+    if not sites and not exported and not planner.runtime_calls:
         return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *keras_engine.notes(planner)])

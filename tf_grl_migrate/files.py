@@ -119,7 +119,7 @@ def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=N
 def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=None) -> tuple[str, FileReport]:
     report = FileReport(path)
     try:
-        screened = precheck.screen(text) if links is None else None
+        screened = precheck.screen(text, use_runtime) if links is None else None
     except RecursionError:
         screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
     except Exception as exc:  # a bug of ours in the screen must not stop the other files either

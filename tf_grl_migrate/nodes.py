@@ -31,11 +31,17 @@ def parsed_expression(source: str) -> cst.BaseExpression:
 
 
 def _is_map_call(node) -> bool:
+    """``<expr>.gradient_override_map(...)``, not the runtime's (``tf_grl_migrate.``: migrated)."""
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == precheck.MARKER
+        and not _is_runtime_map(node.func)
     )
+
+
+def _is_runtime_map(attribute: cst.Attribute) -> bool:
+    return isinstance(attribute.value, cst.Name) and precheck.is_runtime_map(attribute.value.value)
 
 
 def _def_path(node, parents) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ The knowledge is generated from TensorFlow itself and pinned to the version the 
   whether it takes ``name=``. An op type is one the migrator can wrap when some callable creates
   it that way; a call it cannot find here is a call it cannot see into (GRL101). Also the op type
   each of Python's arithmetic operators makes (``"a * b": "Mul"``).
+  And every op type TensorFlow registers (``op_types``).
 * ``_tf_api_names.txt``: the names TF2 has, for gradient code the rewrite moves.
 
 Loaded lazily: ``--help`` and files without candidates never read them.
@@ -103,6 +104,23 @@ def tf1_only(qualified_name: str) -> str | None:
         return None
     rest = qualified_name[len("tensorflow."):]
     return rest if exists_in_tf2("tensorflow.compat.v1." + rest) else None
+
+
+HIDDEN_OP_MODULES = ("tensorflow.python.ops.gen_array_ops", "tensorflow.python.ops.gen_math_ops",
+                     "tensorflow.python.ops.gen_nn_ops")
+
+
+def hidden_op_wrapper(qualified_name: str) -> str | None:
+    """TensorFlow up to 1.4 generated the wrapper of a hidden op with a leading underscore
+    (``gen_nn_ops._relu_grad``, copied into guided-backprop code everywhere); later ones generate
+    it without (``gen_nn_ops.relu_grad``): the same op, the same signature, both generated from its
+    op definition. For such a name TF2 lacks: the wrapper's TF2 name (``relu_grad``), if TF2 has it."""
+    module, _, attr = qualified_name.rpartition(".")
+    if module not in HIDDEN_OP_MODULES or not attr.startswith("_") or attr.startswith("__"):
+        return None
+    if exists_in_tf2(qualified_name) or not exists_in_tf2(f"{module}.{attr[1:]}"):
+        return None
+    return attr[1:]
 
 
 @functools.lru_cache(maxsize=None)
@@ -348,6 +366,22 @@ QUIET_METHODS = frozenset({"format", "replace", "join", "lower", "upper", "strip
 
 
 _OP_TYPE_NAME = re.compile(r"[A-Z][a-zA-Z0-9>_]*")  # TensorFlow's rule for registered op names (op_def_builder)
+
+
+def is_registered_op_type(name: str) -> bool:
+    """Whether TensorFlow registers an op of this type (the generated ``op_types``, all of them)."""
+    return name in _registered_op_types()
+
+
+@functools.lru_cache(maxsize=None)
+def _registered_op_types() -> frozenset:
+    return frozenset(_document()["op_types"])
+
+
+# ``tf.compat.v1.py_func`` creates a PyFunc op only in a graph: run eagerly, it calls the Python
+# function itself and no op exists for any map to find (TF2's answer: tf.numpy_function under
+# tf.custom_gradient)
+PY_FUNC_TYPES = frozenset({"PyFunc", "PyFuncStateless"})
 
 
 def can_be_op_type(name: str) -> bool:

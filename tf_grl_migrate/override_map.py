@@ -32,6 +32,8 @@ import threading
 
 import tensorflow as tf
 
+from .ops import PY_FUNC_TYPES  # op types created only in graphs
+
 _STATE = threading.local()  # .stack: [{op type: (gradient function, name)}], innermost last; .busy
 
 
@@ -75,6 +77,9 @@ class GraphOp:
         self._attrs = dict(zip(attrs[::2], attrs[1::2])) if attrs else {}
 
     def get_attr(self, name):
+        op = self._graph_op()
+        if op is not None:  # created in a graph: the real op answers, as TF1's did
+            return op.get_attr(name)
         if name not in self._attrs:
             raise ValueError(f"no attr named {name!r} on this {self.type} op")
         value = self._attrs[name]
@@ -82,9 +87,24 @@ class GraphOp:
             return value
         return tf.dtypes.as_dtype(value) if name in ("T", "dtype", "DstT", "SrcT") and isinstance(value, int) else value
 
+    def _graph_op(self):
+        if not self.outputs:
+            return None
+        try:
+            return self.outputs[0].op
+        except AttributeError:  # an eager tensor has no op
+            return None
+
     @property
     def graph(self):
         return getattr(self.outputs[0], "graph", None) if self.outputs else None
+
+    def __getattr__(self, name):  # only for what the slots and methods above do not offer
+        raise AttributeError(
+            f"the op a gradient receives under tf_grl_migrate.gradient_override_map offers inputs, outputs, "
+            f"type, name, get_attr and graph; `op.{name}` is a TF1 tf.Operation's only (it exists when the "
+            "block runs in a tf.compat.v1 graph): read what the gradient needs from those, or wrap the op in a "
+            "@tf.custom_gradient function")
 
 
 def _resolve(op_type_map) -> dict:
@@ -231,8 +251,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     through), or an ``(op, grad)`` function; the ``op`` offers ``inputs``, ``outputs``, ``type``
     and ``get_attr``. Blocks nest (the inner map wins for its types), are undone on exit also when
     the block raises, and affect only the thread that entered them; bad keys or values raise
-    before anything changes. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph``) it is
-    TensorFlow's own map on that graph (``graph=``: the graph the replaced code named). Usable by
+    before anything changes. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph`` is the
+    default graph) it is TensorFlow's own map on that graph, or on ``graph=`` (the graph the
+    replaced code named); eagerly and in a ``tf.function``, ``graph=`` plays no part. Usable by
     hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...; ctx.__exit__(None, None, None)``.
     """
 
@@ -244,14 +265,22 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     def __enter__(self):
         if self._entered is not None:
             raise RuntimeError("this gradient_override_map block is already active; create a new one to nest")
-        graph = self._graph if self._graph is not None else tf.compat.v1.get_default_graph()
-        if not tf.executing_eagerly() and not isinstance(graph, _internals()[5]):  # TF1 graph mode: TF's own map
+        current = tf.compat.v1.get_default_graph()
+        if not tf.executing_eagerly() and not isinstance(current, _internals()[5]):  # TF1 graph mode: TF's own map
+            graph = self._graph if self._graph is not None else current
             _resolve(self._map)  # the same checks, before anything changes
             inner = graph.gradient_override_map({k: _registered_name(v) for k, v in self._map.items()})
             inner.__enter__()
             self._entered = ("graph", inner)
             return self
         resolved = _resolve(self._map)
+        eager_py_func = sorted(PY_FUNC_TYPES & set(resolved)) if tf.executing_eagerly() else []
+        if eager_py_func:
+            raise ValueError(
+                f"gradient_override_map: {eager_py_func[0]!r} ops are never created eagerly (tf.compat.v1.py_func "
+                "and tf.numpy_function run their Python function directly), so this map could not apply; wrap "
+                "the call in a @tf.custom_gradient function (tf.numpy_function inside it), or enter the map "
+                "inside a tf.function, where the op exists")
         add = _internals()[0]
         stack = getattr(_STATE, "stack", None)
         if stack is None:

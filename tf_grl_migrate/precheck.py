@@ -7,19 +7,26 @@ import re
 
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
+RUNTIME = "tf_grl_migrate"  # `tf_grl_migrate.gradient_override_map(...)`: already migrated (--use-runtime)
+
+
+def is_runtime_map(receiver_name: str | None) -> bool:
+    """Whether ``<receiver>.gradient_override_map`` is the runtime's map (code already migrated)."""
+    return receiver_name == RUNTIME
 
 
 def may_hold_override(code: str) -> bool:
     return MARKER in code
 
 
-def screen(code: str):
+def screen(code: str, use_runtime: bool = False):
     """A cheap look with Python's own compiler and parser before libcst's (much slower) analysis.
 
     Returns ``[]`` when no ``.gradient_override_map(...)`` call exists (only mentions in strings,
     comments or attribute assignments), the GRL104 diagnostics when every call is a ``with`` item
     whose literal map starts with an op type outside the table (the full analysis decides exactly
     that, first), and None when libcst must decide (or the file does not parse for ``ast``).
+    ``use_runtime``: refusals are libcst's to give (``--use-runtime`` migrates some of them).
     """
     import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
 
@@ -30,6 +37,8 @@ def screen(code: str):
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     decided = _decide(tree)
+    if decided and use_runtime:
+        decided = None
     if decided is None:
         global _LAST
         _LAST = (code, tree)  # libcst decides: the slicing of a long module reads this tree
@@ -46,7 +55,12 @@ def _decide(tree):
 
     calls, items, loads, private = [], {}, 0, []
     for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.value, ast.Name) and is_runtime_map(
+                n.value.id):
+            continue  # the runtime's map, not a graph's
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
+            if isinstance(n.func.value, ast.Name) and is_runtime_map(n.func.value.id):
+                continue
             calls.append(n)
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MARKER
               or isinstance(n, ast.alias) and n.name == MARKER and n.asname

@@ -157,6 +157,8 @@ def _shape(node, flips: bool, skip=()):
         flip = flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         args = node.args[:1] if flip else node.args
         keywords = [k for k in node.keywords if k.arg != "name"]  # an op's `name=` moves into its custom gradient
+        if isinstance(node.func, ast.Attribute) and node.func.attr == MARKER:
+            keywords = [k for k in keywords if k.arg != "graph"]  # the runtime's map takes the graph it replaces
         # the values in order, not the keywords' names: a moved call may take TF2's keyword for an
         # argument (`keep_dims=` -> `keepdims=`, a positional one TF2 orders otherwise written by name)
         return ("Call", "_", _shape([*args, *(k.value for k in keywords)], flips), ())

@@ -98,9 +98,17 @@ def _setup(mode: str):
 
 def provide_pre_1_0_names(tf1, real_tf):
     """Pre-1.0 files (``tf.neg``) run as they did: each name TensorFlow 1.0 removed is the object
-    TF's own upgrade script renamed it to (the generated table the migrator uses)."""
+    TF's own upgrade script renamed it to (the generated table the migrator uses); the hidden ops'
+    wrappers have their underscored TF1 names (``gen_nn_ops._relu_grad``) too."""
     from . import _tf_renames
 
+    from . import ops
+
+    for module_name in ops.HIDDEN_OP_MODULES:  # gen_nn_ops._relu_grad, as TensorFlow up to 1.4 named it
+        module = importlib.import_module(module_name)
+        for name in [n for n in dir(module) if not n.startswith("_")]:
+            if not hasattr(module, "_" + name):
+                setattr(module, "_" + name, getattr(module, name))
     for old, new in _tf_renames.RENAMED.items():
         if "." not in old and not hasattr(tf1, old):
             target = real_tf

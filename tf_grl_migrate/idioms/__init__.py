@@ -7,6 +7,8 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``straight_through``: a TensorFlow gradient named as the target (``{"Sign": "Identity"}``,
   ``{"Mul": "Add"}``) -> a generated custom gradient around just that op.
 - ``runtime_reversal`` (``--use-runtime``): an exact reversal -> ``tf_grl_migrate.flip_gradient``.
+- ``runtime_map`` (``--use-runtime``): a model-wide block the inline rewrite refuses -> the same map
+  entered through ``tf_grl_migrate.gradient_override_map``, registrations kept.
 - ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export.
 - ``keras_engine``: a note on migrated files that import ``keras.engine``.
 
@@ -24,8 +26,8 @@ import importlib
 
 from .base import Idiom
 
-MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "dann_reexport",
-           "keras_engine")
+MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "runtime_map",
+           "dann_reexport", "keras_engine")
 
 
 def all_idioms() -> list[Idiom]:

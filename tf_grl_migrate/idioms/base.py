@@ -12,7 +12,8 @@ class Idiom:
     each owned by one idiom); ``examples``: code -> a minimal module the tool refuses (1xx: left
     unchanged) or notes (2xx) with that code; ``cases``: the folders under tests/cases/rewrite
     whose migration shows it, each proven against TF1 by tests/test_differential.py (with
-    ``runtime``, their ``after_runtime.py``: the ``--use-runtime`` strategy)."""
+    ``runtime``, their ``after_runtime.py``: the ``--use-runtime`` strategy; a runtime idiom's case
+    the inline rewrite refuses is under tests/cases/refuse, with its ``after_runtime.py``)."""
 
     name: str
     summary: str

@@ -90,9 +90,15 @@ PRIVATE_MAP = (
     "the gradient is taken)")
 
 
-def unknown_op(op_name: str) -> str:
+def unknown_op(op_name: str, hint: bool = True) -> str:
+    """GRL104; ``hint``: say that ``--use-runtime`` migrates the block (not said under it)."""
+    from .. import ops
+
+    runtime = (f", or migrate with `--use-runtime`, which keeps the registrations and enters "
+               f"tf_grl_migrate.gradient_override_map (TF1's meaning for '{op_name}' ops too)"
+               if hint and ops.is_registered_op_type(op_name) and op_name not in ops.PY_FUNC_TYPES else "")
     return (f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
-            "@tf.custom_gradient function (TF2 ignores gradient_override_map)")
+            f"@tf.custom_gradient function (TF2 ignores gradient_override_map){runtime}")
 
 
 def not_a_graph(func: str) -> str:
@@ -104,12 +110,16 @@ def not_a_graph(func: str) -> str:
 
 def recipe(shown: str) -> str:
     """The runtime answer for a model-wide override (guided backprop, deconvnet, a quantised
-    model): the same map (``shown``, as the source spells it), applied where TF2 computes the
-    gradient."""
+    model): the same map (``shown``, as the source spells it), entered through the runtime, which
+    gives TF2 TF1's meaning (ops of a mapped type created in the block)."""
     shown = " ".join(shown.split())
-    return (f"or keep the registrations and apply the map where the gradient is taken: `with "
-            f"tf_grl_migrate.override_gradients({shown}): grads = tape.gradient(y, x)` (README: \"Guided "
-            "backprop and other model-wide overrides\")")
+    return (f"or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's "
+            f"meaning: `with tf_grl_migrate.gradient_override_map({shown}):` around the same code (README: "
+            "\"Guided backprop and other model-wide overrides\")")
+
+
+RUNTIME_HINT = ("`tf-grl-migrate --use-runtime` migrates this block: it keeps the registrations and enters "
+                "tf_grl_migrate.gradient_override_map instead, which gives TF2 TF1's meaning")
 
 
 def phantom_keys(keys: str, hint: str) -> str:

@@ -256,7 +256,7 @@ def check_def_name(planner, reg: Registration):
 def check_removed_aliases(planner, reg: Registration):
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
     names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
-    spelling, TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
+    spelling, as do the underscored wrappers of hidden ops (``gen_nn_ops._relu_grad``), TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
     TF1 had), and a name TF2 has in neither form refuses the registration (GRL114)."""
     for attr in _attributes(reg.fdef.body):
         found = ops.removed_alias(planner.qn(attr))
@@ -266,6 +266,10 @@ def check_removed_aliases(planner, reg: Registration):
             if not missing:
                 continue
             old = ops.tf1_only(missing[0])
+            hidden = ops.hidden_op_wrapper(missing[0]) if old is None else None
+            if hidden is not None:  # gen_nn_ops._relu_grad -> gen_nn_ops.relu_grad
+                reg.renames[attr] = _respelled(attr, missing[0].rpartition(".")[2], hidden)
+                continue
             if old is None:
                 reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
                                          f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "

@@ -1,0 +1,242 @@
+"""--use-runtime: a model-wide override the inline rewrite must refuse (the block builds a model
+through code the tool cannot see, the map is chosen at run time, the map is entered by hand)
+keeps its registrations and enters ``tf_grl_migrate.gradient_override_map`` instead of the
+graph's: the runtime gives ops of a mapped type created in the block the mapped gradient, TF1's
+meaning, eagerly, in a ``tf.function`` and in a ``tf.compat.v1`` graph (there it is the graph's
+own map). Only the call changes: ``g.gradient_override_map(m)`` becomes
+``tf_grl_migrate.gradient_override_map(m)``, with ``graph=g`` where ``g`` may not be the default
+graph (see ``passed_graph``); registrations stay, TF1-only names in them respelled for TF2.
+
+Taken only where the runtime provably means what TF1 meant: the receiver is a ``tf.Graph`` (as the
+inline rewrite proves it, or the same name entered with ``.as_default()`` around the map); the map
+is one positional argument; a literal map names registered op types (never PyFunc: eagerly,
+``py_func`` makes no op) and targets that are this module's registrations or TensorFlow's
+gradients; a registration a block names is not defined after it in the same scope (the runtime
+looks names up on entry) and uses only names TF2 has. Every registration such a block may name is
+kept as it is, so other blocks using one move onto the runtime map too."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import ops
+from ..nodes import _attributes, _code, _load_names, parsed_expression
+from ..sites import Dispatch, Registration, _is_string_literal
+from . import registered_gradient
+from .base import Idiom
+
+IDIOM = Idiom(
+    name="runtime_map",
+    summary="with --use-runtime, a model-wide override enters tf_grl_migrate.gradient_override_map",
+    cases=("model_wide_guided_relu", "guided_relu_hidden_op_wrapper", "map_entered_by_hand", "map_chosen_at_run_time",
+           "override_map_changed_after_built", "unknown_op_type", "opaque_call_in_block"),
+    runtime=True,
+)
+
+# refusals of the inline rewrite that the runtime map does not share: the block's ops, the
+# map's form, how a registration would convert (the runtime keeps it)
+_INLINE_ONLY = frozenset({"GRL101", "GRL102", "GRL103", "GRL104", "GRL105", "GRL106", "GRL108", "GRL110"})
+KEPT = ("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
+                  "registration, so it is kept as it is")
+ALL = "all"  # a block whose targets are not known: every registration of the module may be named
+
+
+def choose(planner) -> list:
+    """The map calls (``with`` items, and calls entered by hand) that move onto the runtime map;
+    the registrations they may name are kept (refused for the inline rewrite, whose other blocks
+    using them then move too)."""
+    chosen: dict = {}
+    while True:
+        changed = False
+        for site in planner.sites:
+            call = site.item.item
+            if site.refusal and call not in chosen and eligible(planner, call, site) is None:
+                chosen[call] = targets(planner, call)
+                changed = True
+        for call in planner.loose_calls:
+            if call not in chosen and eligible(planner, call, None) is None:
+                chosen[call] = targets(planner, call)
+                changed = True
+        kept = [r for regs in chosen.values() for r in (planner.registrations if regs is ALL else regs)]
+        newly = [r for r in kept if r.refusal is None]
+        for reg in newly:
+            reg.refusal = KEPT
+        if newly:
+            planner.settle()
+        if not changed and not newly:
+            planner.runtime_registrations = list(dict.fromkeys(kept))
+            return list(chosen)
+
+
+def eligible(planner, call: cst.Call, site) -> str | None:
+    """None when the call can move onto the runtime map, else why not (for tests and hints)."""
+    if site is not None and site.refusal and site.refusal[0] not in _INLINE_ONLY:
+        return f"{site.refusal[0]} holds for the runtime map too"
+    if site is not None and site.item.asname is not None:
+        return "the map is bound with `as`"
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return "the call does not take one positional map"
+    if not (planner.is_graph(call.func.value) or _entered_as_default(planner, call)):
+        return "the receiver is not provably a tf.Graph"
+    mapping = planner.resolve_dict(call.args[0].value)
+    anchor = site.with_node if site is not None else call
+    if isinstance(mapping, cst.Dict):
+        for element in mapping.elements:
+            if not isinstance(element, cst.DictElement) or not _is_string_literal(element.key):
+                return "a map key is not a string literal"
+            key = element.key.evaluated_value
+            if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
+                return f"{key!r} is no op type the runtime map can find"
+            target = planner.match_target(element.value)
+            if isinstance(target, tuple):
+                if _is_string_literal(element.value):
+                    return target[1]  # a name registered nowhere the tool sees
+                continue
+            if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
+                return "a target is registered in another module"
+            for reg in target.choices.values() if isinstance(target, Dispatch) else (
+                    [] if isinstance(target, ops.BuiltinGradient) else [target]):
+                why = _registration_unusable(planner, reg, anchor)
+                if why:
+                    return why
+        return None
+    for reg in planner.registrations:
+        why = _unusable(planner, reg)
+        if why:
+            return why
+    return None
+
+
+def targets(planner, call: cst.Call):
+    """The registrations a chosen call may name: a list, or ALL."""
+    mapping = planner.resolve_dict(call.args[0].value)
+    if not isinstance(mapping, cst.Dict):
+        return ALL
+    found = []
+    for element in mapping.elements:
+        target = planner.match_target(element.value)
+        if isinstance(target, tuple):
+            return ALL
+        if isinstance(target, Dispatch):
+            found.extend(target.choices.values())
+        elif isinstance(target, Registration):
+            found.append(target)
+    return found
+
+
+def _not_tf2(planner, reg) -> str | None:
+    """Why the kept gradient function would fail under TF2 on a name or keyword (GRL114's message),
+    or None: names and keywords TF2 spells otherwise are respelled in place (``reg.renames``,
+    ``reg.keywords``), as the inline rewrite does in the code it moves. Asked also of a registration
+    the inline rewrite refused before looking at its names."""
+    if reg.refusal and reg.refusal[0] == "GRL114":
+        return reg.refusal[1]
+    if reg.fdef is not None and not reg.body_names:  # the inline checks stopped before the names
+        refusal, reg.refusal = reg.refusal, None
+        registered_gradient.check_removed_aliases(planner, reg)
+        registered_gradient.check_keywords(planner, reg)
+        reg.body_names = {n.value for n in _load_names(reg.fdef.body)} | {reg.fdef.name.value}
+        found, reg.refusal = reg.refusal, refusal
+        if found:
+            reg.refusal = found
+            return found[1]
+    return None
+
+
+# what the op a gradient receives offers under the runtime map (override_map.GraphOp)
+OP_ATTRIBUTES = frozenset({"inputs", "outputs", "type", "name", "get_attr", "graph"})
+
+
+def _unusable(planner, reg) -> str | None:
+    """Why a kept gradient function would fail under the runtime map where TF1's worked, or None."""
+    if reg.fdef is None:  # a function handed in (`tf.RegisterGradient(name)(fn)`): the caller's, kept as it is
+        return None
+    params = reg.fdef.params
+    if len(params.params) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
+        return reg.refusal[1] if reg.refusal else f"`{reg.fdef.name.value}` does not take (op, grad)"
+    if params.params:
+        op = params.params[0].name.value
+        for attr in _attributes(reg.fdef.body):  # outermost dotted names: `op.node_def.name`
+            while isinstance(attr.value, cst.Attribute):
+                attr = attr.value
+            if isinstance(attr.value, cst.Name) and attr.value.value == op and attr.attr.value not in OP_ATTRIBUTES:
+                return (f"gradient function `{reg.fdef.name.value}` reads `{_code(attr)}`, which the op handed to "
+                        f"a gradient under tf_grl_migrate.gradient_override_map does not offer (only "
+                        f"{', '.join(sorted(OP_ATTRIBUTES))})")
+    return _not_tf2(planner, reg)
+
+
+def _registration_unusable(planner, reg, anchor) -> str | None:
+    why = _unusable(planner, reg)
+    if why:
+        return why
+    registration = reg.stmt if reg.kind != "decorator" else reg.fdef
+    if (planner.scopes.get(registration) is planner.scopes.get(anchor)
+            and planner.where(registration) > planner.where(anchor)):
+        return "the registration is defined after the block, and the runtime map looks names up on entry"
+    return None
+
+
+def _entered_as_default(planner, call: cst.Call) -> bool:
+    """``with graph.as_default(), graph.gradient_override_map(m):`` (or the map inside ``with
+    graph.as_default():``): the receiver is entered as the default graph, so it is a graph."""
+    receiver = _code(call.func.value)
+    node = planner.parents.get(call)
+    while node is not None:
+        if isinstance(node, cst.With):
+            for item in node.items:
+                entered = item.item
+                if (isinstance(entered, cst.Call) and isinstance(entered.func, cst.Attribute)
+                        and entered.func.attr.value == "as_default" and not entered.args
+                        and _code(entered.func.value) == receiver):
+                    return True
+        node = planner.parents.get(node)
+    return False
+
+
+def passed_graph(planner, receiver):
+    """The receiver, to pass as ``graph=`` (the runtime applies TF's own map to it in a
+    ``tf.compat.v1`` graph), or None where the runtime's own choice, the default graph, is the
+    same graph: ``tf.get_default_graph()``, and ``<expr>.graph`` (a tensor's, an op's or a
+    session's graph: where the block's ops go; eagerly, a tensor has no graph to pass), or a name
+    only ever bound to one of these (its look-up may then go)."""
+    if _default_or_owner_graph(planner, receiver):
+        return None
+    if isinstance(receiver, cst.Name):
+        refs = planner.referents(receiver)
+        found = [planner.simple_assign_value(ref) for ref in refs]
+        if refs and all(f is not None and _default_or_owner_graph(planner, f[1]) for f in found):
+            return None
+    return receiver
+
+
+def _default_or_owner_graph(planner, expr) -> bool:
+    if isinstance(expr, cst.Call):
+        return bool(planner.qn(expr.func) & ops.DEFAULT_GRAPH)
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "graph"
+
+
+def emit(builder, call: cst.Call) -> None:
+    receiver = call.func.value
+    passed = passed_graph(builder.p, receiver)
+    builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
+    if passed is not None:
+        builder.plan.live[id(receiver)] = receiver  # passed on as graph=
+    if "import tf_grl_migrate" not in builder.plan.new_imports:
+        builder.plan.new_imports.append("import tf_grl_migrate")
+
+    def build(updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        if passed is not None:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            args.append(cst.Arg(keyword=cst.Name("graph"), value=updated.func.value, equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return updated.with_changes(func=parsed_expression("tf_grl_migrate.gradient_override_map"), args=args)
+
+    builder.plan.calls[call] = build
+
+
+def keep(builder, reg) -> None:
+    """A registration a runtime block may name stays, with TF2's spelling of TF1 names."""
+    builder.plan.renames.update(reg.renames)
+    builder.plan.keywords.update(reg.keywords)
