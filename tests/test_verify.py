@@ -342,3 +342,30 @@ def test_verify_against_a_missing_migrated_file_is_reported(tmp_path):
     [report] = verify_against(str(original), str(tmp_path / "gone.py"))
     [d] = report.diagnostics
     assert d.code == "GRL901" and "the migrated file" in d.message and "cannot read" in d.message
+
+
+def test_verify_reports_every_site_moved_onto_the_runtime_map(tmp_path):
+    """--use-runtime --verify: each block moved onto tf_grl_migrate.gradient_override_map (also a map
+    entered by hand) gets a verification entry, verified or not verifiable with the reason; none
+    is silently left out, none differs."""
+    cases = sorted(p for p in (CASES / "refuse").iterdir() if (p / "after_runtime.py").exists())
+    for case in cases:
+        shutil.copy(case / "before.py", tmp_path / f"{case.name}.py")
+    result = cli(tmp_path, "--use-runtime", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    _validate(data)
+    statuses = {}
+    for entry in data["files"]:
+        name = pathlib.Path(entry["path"]).stem
+        source = (CASES / "refuse" / name / "before.py").read_text()
+        migrated = (CASES / "refuse" / name / "after_runtime.py").read_text()
+        moved = source.count(".gradient_override_map(") - migrated.count(".gradient_override_map(") + migrated.count(
+            "tf_grl_migrate.gradient_override_map(")
+        assert len(entry["verification"]) == moved, (name, entry["verification"])
+        for v in entry["verification"]:
+            assert v["status"] in ("verified", "not_verifiable"), (name, v)
+            assert v["status"] == "verified" or v["reason"], (name, v)
+            statuses[(name, v["line"])] = v["status"]
+    assert statuses[("gradient_reads_op_attr", 11)] == "verified"
+    assert statuses[("map_entered_by_hand", 15)] == "not_verifiable"

@@ -20,33 +20,41 @@ import difflib
 import functools
 from typing import NamedTuple
 
-from .precheck import MARKER
+from .precheck import MARKER, is_runtime_map
 from .slicing import _module_binds as _binds
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
 
 
-def override_sites(tree: ast.Module) -> list:
-    """(with item's call node, chain of enclosing def/class nodes, the with node) for every
-    ``with ... .gradient_override_map(...)`` item, in source order."""
-    found = []
+def _is_map_call(node) -> bool:
+    """``<graph>.gradient_override_map(...)``; not the runtime's (``tf_grl_migrate.``: migrated)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
+            and not (isinstance(node.func.value, ast.Name) and is_runtime_map(node.func.value.id)))
 
-    def visit(node, chain):
+
+def override_sites(tree: ast.Module) -> list:
+    """(map call node, chain of enclosing def/class nodes, the with node) for every ``with
+    ... .gradient_override_map(...)`` item, in source order, then (call, chain, None) for every
+    map call entered by hand (``ctx = g.gradient_override_map(m)``)."""
+    found, loose = [], []
+
+    def visit(node, chain, items):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.With, ast.AsyncWith)):
                 for item in child.items:
-                    call = item.context_expr
-                    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                            and call.func.attr == MARKER):
-                        found.append((call, chain, child))
+                    if _is_map_call(item.context_expr):
+                        found.append((item.context_expr, chain, child))
+                        items.add(id(item.context_expr))
+            elif _is_map_call(child) and id(child) not in items:
+                loose.append((child, chain, None))
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                visit(child, chain + (child,))
+                visit(child, chain + (child,), items)
             else:
-                visit(child, chain)
+                visit(child, chain, items)
 
-    visit(tree, ())
-    return found
+    visit(tree, (), set())
+    return found + loose
 
 
 def _qualname(chain) -> str:
@@ -88,9 +96,7 @@ def _flowing(fdef, blocks) -> set:
         for stmt in block.body:
             flow |= _names(stmt)
         for item in block.items:  # `with scope(x) as name, g.gradient_override_map(...)`
-            if item.context_expr is not None and not (
-                    isinstance(item.context_expr, ast.Call) and isinstance(item.context_expr.func, ast.Attribute)
-                    and item.context_expr.func.attr == MARKER):
+            if item.context_expr is not None and not _is_map_call(item.context_expr):
                 flow |= _names(item.context_expr)
     pairs = []
     for node in ast.walk(fdef):
@@ -257,8 +263,13 @@ def plan(original: str, migrated: str | None, others=()) -> list:
     sites = migrated_sites(tree, new_tree)
     trees = [tree, *others]
     probes: dict = {}
+    loose = []
     for call, chain, block in sites:
         where = (call.lineno, call.col_offset + 1)
+        if block is None:
+            loose.append(Probe({}, [where], [_qualname(chain)], "the map is entered by hand (`ctx.__enter__()`), "
+                                                                "where verification cannot follow it"))
+            continue
         key = tuple(id(n) for n in _entry_chain(chain))
         alone = block_probe(tree, new_tree, original, migrated, call, block, chain)
         if key in probes:
@@ -267,8 +278,8 @@ def plan(original: str, migrated: str | None, others=()) -> list:
             probes[key][3].append(alone)
             continue
         probes[key] = [chain, [where], [block], [alone]]
-    return [_probe(chain, where, blocks, trees, tree)._replace(fallbacks=tuple(alone))
-            for chain, where, blocks, alone in probes.values()]
+    return [*(_probe(chain, where, blocks, trees, tree)._replace(fallbacks=tuple(alone))
+              for chain, where, blocks, alone in probes.values()), *loose]
 
 
 def _entry_chain(chain) -> tuple:
