@@ -71,7 +71,7 @@ def test_use_runtime_migration_matches_tf1(case, mode, tf1_reference):
 
 @pytest.mark.parametrize("mode", ["eager", "function"])
 @pytest.mark.parametrize("case", RUNTIME_MAP_CASES, ids=[c.name for c in RUNTIME_MAP_CASES])
-def test_runtime_map_migration_matches_tf1(case, mode, tf1_reference):
+def test_use_runtime_migration_of_a_block_refused_inline_matches_tf1(case, mode, tf1_reference):
     """A model-wide block (ops made by code the tool cannot see, a map chosen at run time or
     entered by hand) on tf_grl_migrate.gradient_override_map: TF1's forward values and gradients,
     the gradient taken after the block has ended."""

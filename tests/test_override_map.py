@@ -349,3 +349,31 @@ def test_guard_honour_gives_legacy_calls_tf1s_meaning():
     finally:
         unguard()
     assert not np.allclose(_eager({}, legacy_model), expected)  # unguarded: TF2 ignores the legacy map
+
+
+def test_py_func_with_a_gradient_is_tf1s_recipe():
+    """tf_grl_migrate.py_func: tf.numpy_function under tf.custom_gradient, grad(op, *dys) with op.inputs
+    and op.outputs; TF1's own recipe in a tf.compat.v1 graph; no gradient where TF1's map missed the
+    op type made (stateful=False makes PyFuncStateless)."""
+    from tf_grl_migrate import py_func
+
+    def grad(op, dy):
+        assert op.type == "PyFunc" and len(op.outputs) == 1
+        return dy * 2.0 * op.inputs[0]
+
+    x = tf.constant(X)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = py_func(np.square, [x], tf.float32, grad=grad, override_types=("PyFunc",))
+        missed = py_func(np.square, [x], tf.float32, stateful=False, grad=grad, override_types=("PyFunc",))
+    np.testing.assert_allclose(y.numpy(), X * X)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2.0 * X, rtol=1e-6)
+    assert tape.gradient(missed, x) is None
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(X)
+        y = py_func(np.square, [x], tf.float32, grad=grad, override_types=("PyFunc",))
+        assert y.op.type == "PyFunc" and y.op.get_attr("_gradient_op_type").startswith(b"tf_grl_migrate_gradient_")
+        with tf.compat.v1.Session() as session:
+            got = session.run(tf.compat.v1.gradients(y, x)[0])
+    np.testing.assert_allclose(got, 2.0 * X, rtol=1e-6)

@@ -68,8 +68,8 @@ def test_refused_site_is_left_unchanged_with_a_coded_diagnostic(case):
 @pytest.mark.parametrize("case", REFUSALS, ids=[p.name for p in REFUSALS])
 def test_use_runtime_moves_model_wide_blocks_onto_the_runtime_map_or_refuses_alike(case):
     """--use-runtime: a refused case with after_runtime.py is migrated onto
-    tf_grl_migrate.gradient_override_map byte for byte (notes only), and a second run changes
-    nothing; any other is refused as without it."""
+    tf_grl_migrate.gradient_override_map (or, the py_func recipe, tf_grl_migrate.py_func) byte for
+    byte (notes only), and a second run changes nothing; any other is refused as without it."""
     source = _read(case / "before.py")
     result = migrate_code(source, use_runtime=True)
     expected = case / "after_runtime.py"
@@ -79,7 +79,7 @@ def test_use_runtime_moves_model_wide_blocks_onto_the_runtime_map_or_refuses_ali
             case / "expected.txt").read_text().split("\n")[:-1]
         return
     assert result.code == _read(expected)
-    assert "tf_grl_migrate.gradient_override_map(" in result.code
+    assert "tf_grl_migrate.gradient_override_map(" in result.code or "tf_grl_migrate.py_func(" in result.code
     again = migrate_code(result.code, use_runtime=True)
     assert again.code == result.code
     assert [d for d in again.diagnostics if not d.code.startswith("GRL2")] == [

@@ -4,8 +4,9 @@ The migrator's Python API (``migrate_source``, ``migrate_paths``, see :mod:`tf_g
 never imports TensorFlow; ``import tf_grl_migrate`` imports neither TensorFlow nor libcst. The
 runtime names below
 (``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``,
-``override_gradients``, ``gradient_override_map``, ``guard``)
-load :mod:`tf_grl_migrate.runtime`, and TensorFlow with it, on first use.
+``override_gradients``, ``gradient_override_map``, ``py_func``, ``guard``)
+load :mod:`tf_grl_migrate.runtime` (or :mod:`tf_grl_migrate.override_map`), and TensorFlow with
+it, on first use.
 """
 
 __version__ = "0.1.0"
@@ -16,7 +17,7 @@ _RUNTIME_NAMES = frozenset(
     {
         "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler",
         "guard", "unguard", "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning",
-        "override_gradients", "gradient_override_map",
+        "override_gradients", "gradient_override_map", "py_func",
     }
 )
 
@@ -29,7 +30,7 @@ def __getattr__(name):
     if name in _RUNTIME_NAMES or name in _API_NAMES:
         if name in _API_NAMES:
             from . import api as module
-        elif name == "gradient_override_map":
+        elif name in ("gradient_override_map", "py_func"):
             from . import override_map as module
         else:
             from . import runtime as module

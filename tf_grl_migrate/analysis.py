@@ -21,7 +21,7 @@ from libcst.metadata import (
 )
 
 from . import facts, ops, precheck
-from .idioms import override_block, registered_gradient, runtime_map, straight_through
+from .idioms import override_block, py_func, registered_gradient, runtime_map, straight_through
 from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _is_runtime_map, _load_names, operator_spelling
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
@@ -283,6 +283,7 @@ class Planner:
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.runtime_calls: list[cst.Call] = []  # map calls moving onto tf_grl_migrate.gradient_override_map
         self.runtime_registrations: list[Registration] = []  # kept for them
+        self.py_funcs: list = []  # py_func with a registered gradient -> tf_grl_migrate.py_func (idioms/py_func)
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -933,8 +934,9 @@ class Planner:
         self.gather_sites()
         self.settle()
         if self.use_runtime:
+            self.py_funcs = py_func.choose(self)
             self.runtime_calls = runtime_map.choose(self)
-        moved = set(self.runtime_calls)
+        moved = set(self.runtime_calls) | {found.site.item.item for found in self.py_funcs}
         for call in self.loose_calls:
             if call not in moved:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH
@@ -959,6 +961,8 @@ class Planner:
         """Where ``--use-runtime`` would migrate a refused block, the message says so."""
         if self.use_runtime or (site is not None and "--use-runtime" in site.refusal[1]):
             return ""
+        if site is not None and py_func.match(self, site) is not None:
+            return f" ({py_func.HINT})"
         if runtime_map.eligible(self, call, site) is not None:
             return ""
         return f" ({override_block.RUNTIME_HINT})"

@@ -320,3 +320,36 @@ def _registered_name(target) -> str:
         tf.RegisterGradient(name)(target)
         _FUNCTIONS_REGISTERED[id(target)] = name
     return name
+
+
+def py_func(func, inp, Tout, stateful=True, name=None, grad=None, override_types=("PyFunc", "PyFuncStateless")):  # noqa: N803
+    """TF1's recipe ``tf.RegisterGradient(name)(grad)`` + ``with g.gradient_override_map({"PyFunc":
+    name}): tf.py_func(func, inp, Tout, stateful=..., name=...)``, in TF2: ``func`` runs on numpy
+    arrays (``tf.numpy_function``) and ``grad(op, *output_grads)`` gives the gradients of ``inp``,
+    its ``op`` offering ``inputs``, ``outputs``, ``type`` and ``name`` as TF1's PyFunc op did.
+    ``override_types``: the op types the replaced map named; TF1 made ``PyFunc`` when ``stateful``
+    and ``PyFuncStateless`` otherwise, and an op type the map missed got no gradient (py_func is not
+    differentiable): so here too. In a ``tf.compat.v1`` graph it is TF1's recipe itself."""
+    op_type = "PyFunc" if stateful else "PyFuncStateless"
+    if grad is None or op_type not in override_types:
+        return tf.numpy_function(func, inp, Tout, stateful=stateful, name=name)
+    if not tf.executing_eagerly() and not isinstance(tf.compat.v1.get_default_graph(), _internals()[5]):
+        with tf.compat.v1.get_default_graph().gradient_override_map({op_type: _registered_name(grad)}):
+            return tf.compat.v1.py_func(func, inp, Tout, stateful=stateful, name=name)
+    inputs = [tf.convert_to_tensor(x) for x in inp]
+
+    @tf.custom_gradient
+    def forward(*xs):
+        result = tf.numpy_function(func, list(xs), Tout, stateful=stateful, name=name)
+        outputs = list(result) if isinstance(result, (list, tuple)) else [result]
+
+        def backward(*dys):
+            got = grad(GraphOp(op_type, xs, outputs, (), name), *dys)
+            got = list(got) if isinstance(got, (list, tuple)) else [got]
+            if len(got) != len(xs):
+                raise ValueError(f"the gradient of this py_func returned {len(got)} values for {len(xs)} inputs")
+            return got
+
+        return result, backward
+
+    return forward(*inputs)

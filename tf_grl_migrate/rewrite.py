@@ -12,7 +12,7 @@ from libcst.metadata import GlobalScope, ImportAssignment
 
 from . import facts, ops
 from .analysis import Planner
-from .idioms import registered_gradient, runtime_map, runtime_reversal, straight_through
+from .idioms import py_func, registered_gradient, runtime_map, runtime_reversal, straight_through
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
@@ -407,6 +407,8 @@ class _Builder:
             runtime_map.emit(self, call)
         for reg in self.p.runtime_registrations:
             runtime_map.keep(self, reg)
+        for found in self.p.py_funcs:
+            py_func.emit(self, found)
         self.remove_dead_code()
         return self.plan
 

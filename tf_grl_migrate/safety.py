@@ -22,6 +22,7 @@ from collections import Counter
 
 MARKER = "gradient_override_map"
 RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
+RUNTIME_PY_FUNC = "py_func"  # tf_grl_migrate.py_func(..., grad=, override_types=): the registration moves there
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list")
 _HAZARDS = {
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.Import: "import",
@@ -159,6 +160,8 @@ def _shape(node, flips: bool, skip=()):
         keywords = [k for k in node.keywords if k.arg != "name"]  # an op's `name=` moves into its custom gradient
         if isinstance(node.func, ast.Attribute) and node.func.attr == MARKER:
             keywords = [k for k in keywords if k.arg != "graph"]  # the runtime's map takes the graph it replaces
+        if flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_PY_FUNC:
+            keywords = [k for k in keywords if k.arg not in ("grad", "override_types")]  # the map's registration
         # the values in order, not the keywords' names: a moved call may take TF2's keyword for an
         # argument (`keep_dims=` -> `keepdims=`, a positional one TF2 orders otherwise written by name)
         return ("Call", "_", _shape([*args, *(k.value for k in keywords)], flips), ())

@@ -9,6 +9,7 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``runtime_reversal`` (``--use-runtime``): an exact reversal -> ``tf_grl_migrate.flip_gradient``.
 - ``runtime_map`` (``--use-runtime``): a model-wide block the inline rewrite refuses -> the same map
   entered through ``tf_grl_migrate.gradient_override_map``, registrations kept.
+- ``py_func`` (``--use-runtime``): ``py_func`` with a registered gradient -> ``tf_grl_migrate.py_func``.
 - ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export.
 - ``keras_engine``: a note on migrated files that import ``keras.engine``.
 
@@ -27,7 +28,7 @@ import importlib
 from .base import Idiom
 
 MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "runtime_map",
-           "dann_reexport", "keras_engine")
+           "py_func", "dann_reexport", "keras_engine")
 
 
 def all_idioms() -> list[Idiom]:

@@ -97,6 +97,10 @@ def unknown_op(op_name: str, hint: bool = True) -> str:
     runtime = (f", or migrate with `--use-runtime`, which keeps the registrations and enters "
                f"tf_grl_migrate.gradient_override_map (TF1's meaning for '{op_name}' ops too)"
                if hint and ops.is_registered_op_type(op_name) and op_name not in ops.PY_FUNC_TYPES else "")
+    if hint and op_name in ops.PY_FUNC_TYPES:
+        runtime = ("; where the block is the py_func recipe (`tf.RegisterGradient(name)(grad)`, then one "
+                   "`tf.py_func(...)` under the map), `--use-runtime` migrates it to tf_grl_migrate.py_func(..., "
+                   "grad=grad): tf.numpy_function under tf.custom_gradient")
     return (f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
             f"@tf.custom_gradient function (TF2 ignores gradient_override_map){runtime}")
 

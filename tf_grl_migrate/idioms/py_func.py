@@ -1,0 +1,131 @@
+"""--use-runtime: TF1's widely copied ``py_func`` with a gradient,
+
+    tf.RegisterGradient(rnd_name)(grad)
+    with g.gradient_override_map({"PyFunc": rnd_name}):
+        return tf.py_func(func, inp, Tout, stateful=stateful, name=name)
+
+becomes ``return tf_grl_migrate.py_func(func, inp, Tout, stateful=stateful, name=name, grad=grad,
+override_types=("PyFunc",))``: ``tf.numpy_function`` under ``tf.custom_gradient``, ``grad(op, *dys)``
+receiving an op with ``inputs`` and ``outputs`` (TF2 has no PyFunc op eagerly, so no map can find
+one: the runtime map refuses ``PyFunc`` keys). ``override_types`` keeps TF1's rule that the map
+applied only to the op type made (``PyFunc`` when stateful, ``PyFuncStateless`` otherwise).
+
+Taken where: the map (a literal) names only PyFunc op types, all to one name; that name is
+registered by ``tf.RegisterGradient(name)(grad)`` in the same function before the block and read
+nowhere else; the block is one statement, ``return`` or ``y = `` of one ``py_func`` call with
+TF1's parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .. import ops
+from ..nodes import parsed_expression
+from ..sites import Site, _is_string_literal
+from .base import Idiom
+
+IDIOM = Idiom(
+    name="py_func",
+    summary="with --use-runtime, py_func with a registered gradient becomes tf_grl_migrate.py_func(..., grad=...)",
+    cases=("py_func_with_a_gradient",),
+    runtime=True,
+)
+
+HINT = ("`tf-grl-migrate --use-runtime` migrates this py_func recipe: tf_grl_migrate.py_func(..., grad=...) runs "
+        "the function with tf.numpy_function under tf.custom_gradient, the gradient receiving an op with inputs "
+        "and outputs")
+PY_FUNC = frozenset({"tensorflow.py_func", "tensorflow.python.ops.script_ops.py_func"})
+_PARAMETERS = ("func", "inp", "Tout", "stateful", "name")
+
+
+@dataclass(eq=False)
+class PyFuncSite:
+    site: Site
+    call: cst.Call  # the py_func call
+    registration: cst.SimpleStatementLine  # `tf.RegisterGradient(name)(grad)`
+    grad: cst.BaseExpression
+    types: tuple
+
+
+def choose(planner) -> list:
+    return [found for site in planner.sites if site.refusal and (found := match(planner, site)) is not None]
+
+
+def match(planner, site: Site) -> PyFuncSite | None:
+    call = site.item.item
+    if site.item.asname is not None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+        return None
+    if not planner.is_graph(call.func.value):
+        return None
+    mapping = planner.resolve_dict(call.args[0].value)
+    if not isinstance(mapping, cst.Dict) or not mapping.elements:
+        return None
+    types, values = [], []
+    for element in mapping.elements:
+        if not (isinstance(element, cst.DictElement) and _is_string_literal(element.key)
+                and element.key.evaluated_value in ops.PY_FUNC_TYPES and isinstance(element.value, cst.Name)):
+            return None
+        types.append(element.key.evaluated_value)
+        values.append(element.value)
+    key = planner.key(values[0])
+    if key is None or key[0] != "var" or any(planner.key(v) != key for v in values):
+        return None
+    body = site.with_node.body.body
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    small = body[0].body[0]
+    made = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
+    if isinstance(small, cst.Assign) and len(small.targets) != 1:
+        return None
+    if not (isinstance(made, cst.Call) and planner.qn(made.func) & PY_FUNC and _tf1_arguments(made)):
+        return None
+    registration = next((r for r in planner.registrations if r.kind in ("call", "factory") and r.name_key == key
+                         and r.stmt is not None), None)
+    if registration is None:
+        return None
+    grad = registration.stmt.body[0].value.args[0].value
+    if not isinstance(grad, (cst.Name, cst.Attribute)):
+        return None
+    here = planner.scopes.get(site.with_node)
+    if (planner.scopes.get(registration.stmt) is not here
+            or planner.where(registration.stmt) > planner.where(site.with_node)):
+        return None
+    uses = [a for ref in planner.referents(values[0]) for a in ref.references]
+    if len(uses) != len(values) + 1:  # the registration and the map read the name, nothing else
+        return None
+    return PyFuncSite(site, made, registration.stmt, grad, tuple(dict.fromkeys(types)))
+
+
+def _tf1_arguments(call: cst.Call) -> bool:
+    """py_func(func, inp, Tout, stateful=True, name=None), passed as TF1 named them."""
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > len(_PARAMETERS) or len(positional) < 3 and not all(
+            any(a.keyword is not None and a.keyword.value == p for a in call.args) for p in _PARAMETERS[len(positional):3]):
+        return False
+    return all(a.keyword.value in _PARAMETERS[len(positional):] for a in call.args if a.keyword is not None)
+
+
+def emit(builder, found: PyFuncSite) -> None:
+    plan = builder.plan
+    plan.with_items.setdefault(found.site.with_node, set()).add(found.site.item)
+    plan.remove(found.site.item)
+    plan.removed_stmts.add(found.registration)
+    plan.remove(found.registration)
+    plan.live[id(found.grad)] = found.grad  # moves to the call
+    if "import tf_grl_migrate" not in plan.new_imports:
+        plan.new_imports.append("import tf_grl_migrate")
+    types = ", ".join(f'"{t}"' for t in found.types)
+    types = f"({types},)" if len(found.types) == 1 else f"({types})"
+
+    def build(updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args[-1] = args[-1].with_changes(comma=space)
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        args.append(cst.Arg(keyword=cst.Name("grad"), value=found.grad.deep_clone(), equal=equal, comma=space))
+        args.append(cst.Arg(keyword=cst.Name("override_types"), value=parsed_expression(types), equal=equal))
+        return updated.with_changes(func=parsed_expression("tf_grl_migrate.py_func"), args=args)
+
+    plan.calls[found.call] = build
