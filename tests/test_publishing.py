@@ -257,3 +257,28 @@ def test_readme_ci_recipes_are_valid_and_name_real_hooks():
     assert local["hooks"][0]["entry"] == "tf-grl-migrate --check"
     urls = (ROOT / "pyproject.toml").read_text()
     assert f'Source = "{remote["repo"]}"' in urls  # the publisher fills the URL in one place
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_libcst_codemod_command_migrates_linked_modules_as_the_cli_does(tmp_path, jobs):
+    """A registration name constant in grads.py, the override in model.py: the codemod command
+    gathers the repository's cross-module facts before any file changes (as FullRepoManager does
+    for LibCST's metadata), so both ends are migrated as `tf-grl-migrate --write` migrates them,
+    with one worker or several."""
+    case = ROOT / "tests" / "cases" / "repo" / "registration_constant_two_modules"
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for tree in (ours, theirs):
+        tree.mkdir()
+        for path in case.glob("*.py"):
+            shutil.copy(path, tree / path.name)
+    assert harness.cli(ours, "--write", "--no-cache", "-j", "1").exit_code == 0
+    (theirs / ".libcst.codemod.yaml").write_text(
+        "generated_code_marker: '@generated'\nformatter: ['black', '-']\nblacklist_patterns: []\n"
+        "modules: ['tf_grl_migrate']\nrepo_root: '.'\n")
+    done = subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "libcst_command.MigrateGradientOverrides",
+                           "--no-format", "-j", jobs, "."], cwd=theirs, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "GRL1" not in done.stderr
+    for path in case.glob("*.py"):
+        assert (theirs / path.name).read_text() == (ours / path.name).read_text(), path.name
+    assert (ours / "grads.py").read_text() != (case / "grads.py").read_text()
