@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import multiprocessing
+import multiprocessing.util
 import os
 import pickle
 import tempfile
@@ -104,12 +105,22 @@ def _snapshot(root: str, use_runtime: bool) -> dict:
             time.sleep(0.05)
         with open(target, "rb") as handle:
             return pickle.load(handle)
+    # gone when this process ends, after the run: workers read it at their first file
+    multiprocessing.util.Finalize(None, _remove, args=(target, lock), exitpriority=0)
     results = _migrate_tree(root, use_runtime)
     scratch = target + f".{os.getpid()}.tmp"
     with open(scratch, "wb") as handle:
         pickle.dump(results, handle)
     os.replace(scratch, target)  # whole or not at all: the waiting workers read it once it is there
     return results
+
+
+def _remove(*paths) -> None:
+    for path in paths:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def _migrate_tree(root: str, use_runtime: bool) -> dict:
