@@ -31,3 +31,12 @@ def test_every_code_is_documented_and_tested(code):
     else:
         files = [ELSEWHERE[code]] if code in ELSEWHERE else [p.name for p in TESTS.glob("test_*.py")]
         assert any(code in (TESTS / f).read_text() for f in files if f != "test_codes.py"), f"no test names {code}"
+
+
+def test_a_code_outside_the_table_cannot_be_emitted():
+    from tf_grl_migrate.codes import CODES
+    from tf_grl_migrate.report import Diagnostic
+
+    with pytest.raises(ValueError, match="not in tf_grl_migrate.codes.CODES"):
+        Diagnostic(1, 1, "GRL199", "a code nobody put in the table")
+    assert all(Diagnostic(1, 1, code, "m").code == code for code in CODES)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .codes import CODES
+
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1
 EXIT_USAGE = 2
@@ -12,14 +14,24 @@ EXIT_FAILED = 123
 
 # NamedTuple and a slotted class rather than dataclasses: this module is on every run's start-up
 # path, where the dataclasses import and code generation cost a few percent of a whole-tree run.
-class Diagnostic(NamedTuple):
-    """Immutable, ordered by (line, col, code, message, cell)."""
-
+class _Fields(NamedTuple):
     line: int
     col: int  # 1-based
     code: str
     message: str
     cell: int | None = None  # notebook cell index (1-based), if any
+
+
+class Diagnostic(_Fields):
+    """Immutable, ordered by (line, col, code, message, cell). Its code is one of the table's
+    (``codes.CODES``): a code that is not there cannot be emitted."""
+
+    __slots__ = ()
+
+    def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None):
+        if code not in CODES:
+            raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there (with its README row)")
+        return super().__new__(cls, line, col, code, message, cell)
 
     @property
     def severity(self) -> str:
