@@ -1,4 +1,4 @@
-"""The one table of codes (tf_grl_migrate/codes.py CODES): every code is documented in the README
+"""The one table of codes (tf_grl_migrate/codes.py CODES): every code is documented (README, docs/)
 and exercised by a test: a refusal case under tests/cases/refuse for each 1xx code, a test file
 naming it for the notes (2xx) and file failures (9xx)."""
 
@@ -11,7 +11,7 @@ from tf_grl_migrate.codes import CODES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TESTS = pathlib.Path(__file__).resolve().parent
-README = (ROOT / "README.md").read_text()
+README = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
 ELSEWHERE = {"GRL112": "test_notebooks.py"}  # notebook cells: not a .py refusal case
 
 

@@ -48,7 +48,7 @@ def test_sdist_carries_tests_fixtures_tools_readme_and_license(built):
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     version = tf_grl_migrate.__version__
     assert sdist.name in (f"tf_grl_migrate-{version}.tar.gz", f"tf-grl-migrate-{version}.tar.gz")  # PEP 625 or older
-    for needed in ("LICENSE", "README.md", "pyproject.toml", "tests/harness.py", "tests/test_publishing.py",
+    for needed in ("LICENSE", "README.md", "docs/usage.md", "docs/runtime.md", "pyproject.toml", "tests/harness.py", "tests/test_publishing.py",
                    "tests/cases/rewrite/dann_builder_class/before.py", "fixtures/dann_repo/flip_gradient.py",
                    "tools/generate_tf_renames.py", "tools/tf_1_0_symbol_renames.json",
                    "tf_grl_migrate/py.typed", "tf_grl_migrate/report.schema.json"):
@@ -237,7 +237,7 @@ def test_libcst_tool_command_line_finds_and_runs_the_command(tmp_path):
 
 
 def _readme_yaml_blocks():
-    text = (ROOT / "README.md").read_text()
+    text = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     return re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
 
 

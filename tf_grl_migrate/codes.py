@@ -3,7 +3,7 @@
 them: in an idiom's checks (registered_gradient's), with override_block (those the ast screen
 shares), or where analysis.py decides a block. 9xx belong to the file
 layer (files.py, notebooks.py, api.py), as does GRL112. tests/test_idioms.py checks the owners and
-runs the examples; tests/test_codes.py checks that every code has a README row and a test."""
+runs the examples; tests/test_codes.py checks that every code has a row in docs/idioms.md and a test."""
 
 # Stable codes. 1xx: an override the tool refused to migrate (site left unchanged).
 # 2xx: a note on a file the tool migrated (nothing refused; --check does not fail for it).

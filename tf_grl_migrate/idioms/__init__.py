@@ -19,7 +19,7 @@ registration stands or falls with all its uses: it runs the idioms' checks (regi
 each idiom's ``emit`` for the sites accepted. What they record is in ``sites.py``. Importing this package loads no idiom (the ast
 screen reads override_block's messages before libcst is imported); ``all_idioms()`` loads them.
 tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
-idiom (or by the file layer: notebooks, reading, writing) and has a README row."""
+idiom (or by the file layer: notebooks, reading, writing) and has a row in docs/idioms.md."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ def recipe(shown: str) -> str:
     gives TF2 TF1's meaning (ops of a mapped type created in the block)."""
     shown = " ".join(shown.split())
     return (f"or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's "
-            f"meaning: `with tf_grl_migrate.gradient_override_map({shown}):` around the same code (README: "
+            f"meaning: `with tf_grl_migrate.gradient_override_map({shown}):` around the same code (docs/runtime.md: "
             "\"Guided backprop and other model-wide overrides\")")
 
 
