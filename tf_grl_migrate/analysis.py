@@ -665,7 +665,7 @@ class Planner:
         func = call.func
         if self.qn(func) & ops.DEFAULT_GRAPH:
             return True
-        return (isinstance(func, cst.Attribute) and func.attr.value == "gradient_override_map"
+        return (isinstance(func, cst.Attribute) and func.attr.value == precheck.MARKER
                 and self.is_graph(func.value))
 
     def creates_no_op(self, call: cst.Call, names) -> bool:

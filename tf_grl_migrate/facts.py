@@ -26,8 +26,10 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
+from .precheck import MARKER
+
 REGISTER = "RegisterGradient"
-MAP = "gradient_override_map"
+MAP = MARKER
 HOPS = 3  # import chains followed for a constant (names.py -> grads.py -> model.py)
 
 

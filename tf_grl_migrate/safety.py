@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-MARKER = "gradient_override_map"
+from .precheck import MARKER
+
 RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
 RUNTIME_PY_FUNC = "py_func"  # tf_grl_migrate.py_func(..., grad=, override_types=): the registration moves there
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list")

@@ -32,8 +32,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from .precheck import MARKER, PRIVATE
+
 _SEED = re.compile(r"gradient|override", re.IGNORECASE)
-_MARKERS = ("gradient_override_map", "_gradient_override_map")
+_MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MIN_LINES = 200  # below this the whole module is analysed: the slice would save little
 
