@@ -959,7 +959,10 @@ class Planner:
 
     def _runtime_hint(self, call, site) -> str:
         """Where ``--use-runtime`` would migrate a refused block, the message says so."""
-        if self.use_runtime or (site is not None and "--use-runtime" in site.refusal[1]):
+        if self.use_runtime:
+            why = runtime_map.eligible(self, call, site) if site is None or runtime_map.considers(site) else None
+            return f" (--use-runtime does not take it: {why})" if why else ""
+        if site is not None and "--use-runtime" in site.refusal[1]:
             return ""
         if site is not None and py_func.match(self, site) is not None:
             return f" ({py_func.HINT})"

@@ -29,13 +29,17 @@ IDIOM = Idiom(
     name="runtime_map",
     summary="with --use-runtime, a model-wide override enters tf_grl_migrate.gradient_override_map",
     cases=("model_wide_guided_relu", "guided_relu_hidden_op_wrapper", "map_entered_by_hand", "map_chosen_at_run_time",
-           "override_map_changed_after_built", "unknown_op_type", "opaque_call_in_block"),
+           "override_map_changed_after_built", "unknown_op_type", "target_name_values_not_known"),
     runtime=True,
 )
 
 # refusals of the inline rewrite that the runtime map does not share: the block's ops, the
 # map's form, how a registration would convert (the runtime keeps it)
 _INLINE_ONLY = frozenset({"GRL101", "GRL102", "GRL103", "GRL104", "GRL105", "GRL106", "GRL108", "GRL110"})
+# op types TF1 made along its own paths (a ref variable's read is an Identity, `w/read`; casts by
+# dtype) where TF2 makes other ops or none: a map of them around code the tool cannot see would
+# not be TF1's in TF2
+IMPLICIT_TYPES = frozenset({"Identity", "Cast"})
 KEPT = ("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
                   "registration, so it is kept as it is")
 ALL = "all"  # a block whose targets are not known: every registration of the module may be named
@@ -68,6 +72,11 @@ def choose(planner) -> list:
             return list(chosen)
 
 
+def considers(site) -> bool:
+    """Whether the runtime map is asked about a refused block (its refusal is the inline rewrite's own)."""
+    return bool(site.refusal) and site.refusal[0] in _INLINE_ONLY
+
+
 def eligible(planner, call: cst.Call, site) -> str | None:
     """None when the call can move onto the runtime map, else why not (for tests and hints)."""
     if site is not None and site.refusal and site.refusal[0] not in _INLINE_ONLY:
@@ -87,6 +96,10 @@ def eligible(planner, call: cst.Call, site) -> str | None:
             key = element.key.evaluated_value
             if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
                 return f"{key!r} is no op type the runtime map can find"
+            if key in IMPLICIT_TYPES and (site is None or site.refusal and site.refusal[0] == "GRL101"):
+                return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
+                        f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
+                        f"TF1's gradients")
             target = planner.match_target(element.value)
             if isinstance(target, tuple):
                 if _is_string_literal(element.value):

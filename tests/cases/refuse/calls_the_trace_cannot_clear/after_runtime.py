@@ -9,7 +9,7 @@ def _flip(op, grad):
 
 def reversed_and_clipped(x):
     # Identity ops come from many TF paths a single trace does not show: not cleared by the trace
-    with tf_grl_migrate.gradient_override_map({"Identity": "ClipFlipTrace"}):
+    with tf.get_default_graph().gradient_override_map({"Identity": "ClipFlipTrace"}):
         return tf.identity(tf.clip_by_value(x, -1.0, 1.0))
 
 

@@ -13,5 +13,5 @@ def flip(x):
 
 
 def flip_features(x, net):
-    with tf_grl_migrate.gradient_override_map({"Identity": "SharedFlip"}):
+    with tf.get_default_graph().gradient_override_map({"Identity": "SharedFlip"}):
         return net(x)
