@@ -377,3 +377,14 @@ def test_py_func_with_a_gradient_is_tf1s_recipe():
         with tf.compat.v1.Session() as session:
             got = session.run(tf.compat.v1.gradients(y, x)[0])
     np.testing.assert_allclose(got, 2.0 * X, rtol=1e-6)
+
+
+def test_a_variable_made_in_an_identity_map_raises_instead_of_differing_from_tf1():
+    """TF1 read a variable through an Identity op (`w/read`) the map overrode; TF2 has none to
+    override: the block says so instead of silently giving the weights another gradient."""
+    with pytest.raises(ValueError, match="w/read"):
+        with gradient_override_map({"Identity": "MapFlip"}):
+            tf.Variable(tf.ones([2]))
+    with gradient_override_map({"Relu": "MapGuidedRelu"}):  # other maps: variables are fine
+        v = tf.Variable(tf.ones([2]))
+    assert v.shape == (2,)

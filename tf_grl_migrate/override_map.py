@@ -155,6 +155,12 @@ def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
         op_type = op_type.decode()
     eager = graph is None and tf.executing_eagerly()
     _resume()
+    if op_type == "VarHandleOp" and _innermost("Identity") is not None:
+        raise ValueError(
+            "gradient_override_map: a variable was created in a block that maps 'Identity'; TF1 read each variable "
+            "through an Identity op (`w/read`) that the map overrode, TF2 reads it with ReadVariableOp, so no "
+            "gradient here can be TF1's for it. Create the variables (build the model) before the block, or wrap "
+            "the overridden ops in @tf.custom_gradient functions")
     found = _innermost(op_type)
     if found is None or not outputs:
         return None
