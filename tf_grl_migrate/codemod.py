@@ -31,17 +31,19 @@ class Result:
 
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
-               part: slicing.Slice | None = None, source: str | None = None) -> Result:
+               part: slicing.Slice | None = None, source: str | None = None, tree=None) -> Result:
     """One pass. A long module is analysed as its slice (tf_grl_migrate.slicing) and put back
-    together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text."""
+    together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text;
+    ``tree``: ``code``'s ``ast`` where the caller has it (the screen's)."""
     exporting = links is not None and bool(links.exports)
     if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
-    screened = precheck.screen(code, use_runtime) if screen and not links else None
-    if screened is not None:
-        return Result(code, screened)
+    if screen and not links:
+        screened, tree = precheck.screen(code)
+        if screened is not None:
+            return Result(code, screened)
     if part is None and not links and code.count("\n") >= slicing.MIN_LINES:
-        tree = precheck.parsed(code)
+        tree = tree if tree is not None else precheck.parse(code)
         part = slicing.slice_module(code, tree) if tree is not None else None
         if part is not None:
             result = _transform(part.code, use_runtime, screen=False, part=part, source=code)
@@ -75,7 +77,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
             return Result(reexport.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan, planner.parents))
     new_code = _keep_module_start(module, new_module).code
-    safety.check(code, new_code, removed, dissolved, original_tree=precheck.parsed(code, parse=False))
+    safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked)
 
 
@@ -96,13 +98,14 @@ def _blocked_links(planner: Planner) -> dict:
     return blocked
 
 
-def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None) -> Result:
+def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
+                 tree=None) -> Result:
     """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
     :class:`SafetyError` if the rewrite would not parse or would not be stable.
 
     ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
     and a module that only holds the DANN builder becomes a re-export of the shim."""
-    result = _transform(code, use_runtime, screen, links)
+    result = _transform(code, use_runtime, screen, links, tree=tree)
     if result.code == code:
         return result
     again = _again(result.code, use_runtime, links)

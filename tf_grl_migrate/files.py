@@ -118,13 +118,14 @@ def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=N
 
 def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=None) -> tuple[str, FileReport]:
     report = FileReport(path)
+    tree = None
     try:
-        screened = precheck.screen(text, use_runtime) if links is None else None
+        screened, tree = precheck.screen(text) if links is None else (None, None)
     except RecursionError:
         screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
     except Exception as exc:  # a bug of ours in the screen must not stop the other files either
         screened = [Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); please report it")]
-    if screened is not None:  # decided without libcst (imported only for files that need it)
+    if screened is not None:  # nothing to do, found without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
         return text, report
     import libcst as cst
@@ -132,7 +133,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=N
     from .codemod import SafetyError, migrate_code
 
     try:
-        result = migrate_code(text, use_runtime, screen=False, links=links)  # screened just above
+        result = migrate_code(text, use_runtime, screen=False, links=links, tree=tree)  # screened just above
     except cst.ParserSyntaxError as exc:
         report.diagnostics.append(_parse_failure(text, exc))
         return text, report

@@ -19,93 +19,47 @@ def may_hold_override(code: str) -> bool:
     return MARKER in code
 
 
-def screen(code: str, use_runtime: bool = False):
+def screen(code: str):
     """A cheap look with Python's own compiler and parser before libcst's (much slower) analysis.
+    It only ever says "nothing to do here"; every verdict on an override is the analysis's.
 
-    Returns ``[]`` when no ``.gradient_override_map(...)`` call exists (only mentions in strings,
-    comments or attribute assignments), the GRL104 diagnostics when every call is a ``with`` item
-    whose literal map starts with an op type outside the table (the full analysis decides exactly
-    that, first), and None when libcst must decide (or the file does not parse for ``ast``).
-    ``use_runtime``: refusals are libcst's to give (``--use-runtime`` migrates some of them).
+    Returns ``([], None)`` when nothing in the module can reach the map (no call of
+    ``.gradient_override_map``, no wrapper or alias named like it, no reference to the graph's
+    private ``_gradient_override_map``: only mentions in strings, comments or attribute
+    assignments), else ``(None, tree)``: libcst must decide, and ``tree`` is the module's ``ast``
+    (None where Python cannot parse it), passed on for the slicing of a long module and the
+    safety net, so the text is parsed once.
     """
     import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
 
     if _names_nowhere(code):
-        return []
+        return [], None
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    decided = _decide(tree)
-    if decided and use_runtime:
-        decided = None
-    if decided is None:
-        global _LAST
-        _LAST = (code, tree)  # libcst decides: the slicing of a long module reads this tree
-    return decided
+        return None, None
+    return ([], None) if _nothing_reaches_the_map(tree) else (None, tree)
 
 
-def _decide(tree):
-    """The screen's verdict on a parsed module (see :func:`screen`)."""
+def _nothing_reaches_the_map(tree) -> bool:
     import ast
 
-    from . import ops
-    from .idioms import override_block
-    from .report import Diagnostic
-
-    calls, items, loads, private = [], {}, 0, []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.value, ast.Name) and is_runtime_map(
-                n.value.id):
-            continue  # the runtime's map, not a graph's
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == MARKER:
-            if isinstance(n.func.value, ast.Name) and is_runtime_map(n.func.value.id):
-                continue
-            calls.append(n)
-        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MARKER
-              or isinstance(n, ast.alias) and n.name == MARKER and n.asname
+        if isinstance(n, ast.Attribute) and n.attr in (MARKER, PRIVATE):
+            if isinstance(n.value, ast.Name) and is_runtime_map(n.value.id):
+                continue  # the runtime's map, not a graph's: migrated already
+            if n.attr == PRIVATE or isinstance(n.ctx, ast.Load):
+                return False
+        elif (isinstance(n, ast.Name) and n.id == MARKER or isinstance(n, ast.alias) and n.name == MARKER
               or isinstance(n, ast.Constant) and n.value == MARKER):
-            return None  # a wrapper named like the API, imported under another name, or getattr(g, "...")
-        elif isinstance(n, ast.With):
-            items.update((id(item.context_expr), (n, item)) for item in n.items)
-        if isinstance(n, ast.Attribute) and n.attr == MARKER and isinstance(n.ctx, ast.Load):
-            loads += 1
-        elif isinstance(n, ast.Attribute) and n.attr == PRIVATE:  # the graph's private map, written or read
-            private.append(Diagnostic(n.lineno, n.col_offset + 1, "GRL111", override_block.PRIVATE_MAP))
-    if loads > len(calls):
-        return None  # the method taken as a value somewhere (or an attribute of that name read): libcst decides
-    if not calls:
-        return sorted(private)
-    diagnostics = private
-    for call in calls:
-        with_node, item = items.get(id(call), (None, None))
-        if with_node is None or item.optional_vars is not None or len(call.args) != 1 or call.keywords:
-            return None
-        mapping = call.args[0]
-        if not isinstance(mapping, ast.Dict) or not mapping.keys or not isinstance(mapping.keys[0], ast.Constant):
-            return None
-        first = mapping.keys[0].value
-        if not isinstance(first, str) or first in ops.OP_TYPES or not ops.can_be_op_type(first):
-            return None
-        diagnostics.append(Diagnostic(with_node.lineno, with_node.col_offset + 1, "GRL104", override_block.unknown_op(first)))
-    return sorted(set(diagnostics))
+            return False  # a wrapper named like the API, imported under another name, or getattr(g, "...")
+    return True
 
 
-_LAST: tuple | None = None  # (code, its ast) of the last screen that left the decision to libcst
-
-
-def parsed(code: str, parse: bool = True):
-    """The ``ast`` of ``code``: the screen's own when it just parsed this very text (a long module
-    is parsed once), else a fresh parse (or None with ``parse=False``); None when Python cannot
-    parse it."""
+def parse(code: str):
+    """``ast.parse(code)``, or None where Python cannot parse it."""
     import ast
 
-    global _LAST
-    last, _LAST = _LAST, None
-    if last is not None and last[0] is code:
-        return last[1]
-    if not parse:
-        return None
     try:
         return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
