@@ -16,8 +16,8 @@ raises (with their messages, where the idiom is the only one to give them) and i
 The planner (``analysis.py``) sees every registration and block of a module at once, since a
 registration stands or falls with all its uses: it runs the idioms' checks (registered_gradient's
 ``gather``, ``check``, ``check_uses``, ...) and its own on each block, and ``rewrite.py`` calls
-each idiom's ``emit`` for the sites accepted. What they record is in ``sites.py``. Importing this package loads no idiom (the ast
-screen reads override_block's messages before libcst is imported); ``all_idioms()`` loads them.
+each idiom's ``emit`` for the sites accepted. What they record is in ``sites.py``. Importing this package loads no idiom
+(nor libcst); ``all_idioms()`` loads them.
 tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
 idiom (or by the file layer: notebooks, reading, writing) and has a row in docs/idioms.md."""
 

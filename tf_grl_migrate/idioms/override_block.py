@@ -1,9 +1,8 @@
 """The override block itself, ``with <graph>.gradient_override_map({...}):``, whatever its targets:
 the map must be a literal the tool can read, the receiver provably a ``tf.Graph``, the map entered
 by ``with``, and every op the block makes of a mapped type a call (or ``*`` / ``-``) the rewrite
-can wrap; a block that makes none is dissolved. Decided by analysis.Planner.analyze_site and the
-ast screen (precheck.py); the messages both give are here. No libcst here: the screen runs before
-libcst is imported."""
+can wrap; a block that makes none is dissolved. Decided by analysis.Planner.analyze_site; the
+messages are here (no libcst here: this module's messages are plain text)."""
 
 from __future__ import annotations
 
