@@ -262,3 +262,23 @@ def test_a_cast_map_does_not_trust_a_float_trace():
     source = ("import tensorflow as tf\n\n\ndef f(x, k):\n    with tf.get_default_graph().gradient_override_map("
               "{\"Cast\": \"Identity\"}):\n        return tf.to_float(k) * tf.to_int32(x)\n")
     assert [d.code for d in migrate_code(source).diagnostics] == ["GRL101"]
+
+
+def test_grl102_offers_the_private_helper_hint_only_where_it_would_be_enough():
+    """A target held in a public helper's parameter: making the helper private migrates a block the
+    tool can see through, not one that builds a model (it would be GRL101 next): there the
+    message names the model-building call instead, and --use-runtime."""
+    head = ("import tensorflow as tf\nfrom keras.applications import VGG16\n\n\n"
+            "@tf.RegisterGradient('GuidedBackPropH')\ndef _guided(op, grad):\n"
+            "    return grad * tf.cast(grad > 0., grad.dtype) * tf.cast(op.inputs[0] > 0., grad.dtype)\n\n\n")
+    model_wide = head + ("def modify_backprop(model, name):\n    g = tf.get_default_graph()\n"
+                         "    with g.gradient_override_map({'Relu': name}):\n"
+                         "        layers = [layer for layer in model.layers if hasattr(layer, 'activation')]\n"
+                         "        new_model = VGG16(weights='imagenet')\n    return new_model\n")
+    local = head + ("def guided(x, name):\n    g = tf.get_default_graph()\n"
+                    "    with g.gradient_override_map({'Relu': name}):\n        return tf.nn.relu(x)\n")
+    (d,) = [d for d in migrate_code(model_wide).diagnostics if d.code == "GRL102"]
+    assert "module-private" not in d.message and "`VGG16`" in d.message
+    assert "--use-runtime` migrates this block" in d.message
+    (d,) = [d for d in migrate_code(local).diagnostics if d.code == "GRL102"]
+    assert "a module-private `_guided` called only with literals here would be migrated" in d.message

@@ -525,7 +525,7 @@ class Planner:
                 return ("GRL104", override_block.unknown_op(op_name, hint=not self.use_runtime))
             target = self.match_target(element.value)
             if isinstance(target, tuple):
-                return target
+                return self._helper_hint_checked(target, site, mapping)
             refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
             if refusal:
                 return refusal
@@ -596,6 +596,27 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
+
+    def _helper_hint_checked(self, refusal, site, mapping):
+        """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
+        only where that would be enough: not where the block also calls code the tool cannot see
+        (a model built there), which would then be refused all the same (GRL101)."""
+        hint = refusal[1].find(" (a module-private `_")
+        if hint < 0:
+            return refusal
+        keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
+                and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
+                and isinstance(e.key.evaluated_value, str)}
+        scan = _BodyScan()
+        for stmt in site.with_node.body.body:
+            scan.walk(stmt)
+        unseen = self._builder_call(scan.calls, keys) if not scan.opaque else (scan.opaque[0][0], None)
+        if unseen is None:
+            return refusal
+        shown = _code(unseen[0].func) if isinstance(unseen[0], cst.Call) else scan.opaque[0][1]
+        end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
+        return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
+                                                 "cannot see)" + refusal[1][end:])
 
     def _builder_call(self, calls, mapped):
         """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
