@@ -20,8 +20,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from . import facts, ops, precheck
-from .idioms import override_block, py_func, registered_gradient, runtime_map, straight_through
+from . import facts, idioms, ops, precheck
+from .idioms import override_block, registered_gradient, straight_through
 from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _is_runtime_map, _load_names, operator_spelling
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
@@ -281,9 +281,9 @@ class Planner:
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
-        self.runtime_calls: list[cst.Call] = []  # map calls moving onto tf_grl_migrate.gradient_override_map
-        self.runtime_registrations: list[Registration] = []  # kept for them
-        self.py_funcs: list = []  # py_func with a registered gradient -> tf_grl_migrate.py_func (idioms/py_func)
+        self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
+        self.moved: set = set()  # the map calls those rules moved
+        self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -954,10 +954,10 @@ class Planner:
         registered_gradient.apply_exports(self)
         self.gather_sites()
         self.settle()
-        if self.use_runtime:
-            self.py_funcs = py_func.choose(self)
-            self.runtime_calls = runtime_map.choose(self)
-        moved = set(self.runtime_calls) | {found.site.item.item for found in self.py_funcs}
+        for rule in idioms.runtime_rules() if self.use_runtime else []:  # refused blocks, onto the runtime
+            self.taken[rule.__name__] = rule.take(self)
+            self.moved.update(rule.calls(self.taken[rule.__name__]))
+        moved = self.moved
         for call in self.loose_calls:
             if call not in moved:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH
@@ -980,16 +980,14 @@ class Planner:
 
     def _runtime_hint(self, call, site) -> str:
         """Where ``--use-runtime`` would migrate a refused block, the message says so."""
+        rules = idioms.runtime_rules()
         if self.use_runtime:
-            why = runtime_map.eligible(self, call, site) if site is None or runtime_map.considers(site) else None
+            why = next((w for rule in rules if (w := rule.why_not(self, call, site))), None)
             return f" (--use-runtime does not take it: {why})" if why else ""
         if site is not None and "--use-runtime" in site.refusal[1]:
             return ""
-        if site is not None and py_func.match(self, site) is not None:
-            return f" ({py_func.HINT})"
-        if runtime_map.eligible(self, call, site) is not None:
-            return ""
-        return f" ({override_block.RUNTIME_HINT})"
+        hint = next((h for rule in rules if (h := rule.hint(self, call, site))), None)
+        return f" ({hint})" if hint else ""
 
     def settle(self):
         """Refusals spread until nothing changes: a block using a refused registration, a

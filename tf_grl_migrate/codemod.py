@@ -65,7 +65,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     diagnostics = sorted(planner.diagnostics)
     blocked = _blocked_links(planner)
     exported = [r for r in planner.registrations if r.export is not None and r.refusal is None]
-    if not sites and not exported and not planner.runtime_calls and not planner.py_funcs:
+    if not sites and not exported and not any(planner.taken.values()):
         return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *keras_engine.notes(planner)])

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
-from . import facts, ops
+from . import facts, idioms, ops
 from .analysis import Planner
-from .idioms import py_func, registered_gradient, runtime_map, runtime_reversal, straight_through
+from .idioms import registered_gradient, runtime_reversal, straight_through
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement)
 from .safety import SafetyError
@@ -403,12 +403,9 @@ class _Builder:
                 self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]", self.spelled(call.func))
             else:
                 self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
-        for call in self.p.runtime_calls:
-            runtime_map.emit(self, call)
-        for reg in self.p.runtime_registrations:
-            runtime_map.keep(self, reg)
-        for found in self.p.py_funcs:
-            py_func.emit(self, found)
+        for rule in idioms.runtime_rules():
+            if rule.__name__ in self.p.taken:
+                rule.emit_all(self, self.p.taken[rule.__name__])
         self.remove_dead_code()
         return self.plan
 

@@ -27,9 +27,20 @@ import importlib
 
 from .base import Idiom
 
-MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "runtime_map",
-           "py_func", "dann_reexport", "keras_engine")
+MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "py_func",
+           "runtime_map", "dann_reexport", "keras_engine")
 
 
 def all_idioms() -> list[Idiom]:
     return [importlib.import_module(f"{__name__}.{name}").IDIOM for name in MODULES]
+
+
+def runtime_rules() -> list:
+    """The idiom modules that move blocks the inline rewrite refuses onto the runtime
+    (``--use-runtime``), in MODULES order. Each is a rule with four functions, and nothing else
+    names it: ``take(planner)`` (after the planner settled: what it takes, a list),
+    ``calls(taken)`` (the map calls it moved: no refusal for them), ``emit_all(builder, taken)``,
+    and, for a refused block, ``hint(planner, call, site)`` (without ``--use-runtime``: the hint
+    that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
+    modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
+    return [m for m in modules if hasattr(m, "take")]

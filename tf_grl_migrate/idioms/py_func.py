@@ -49,8 +49,25 @@ class PyFuncSite:
     types: tuple
 
 
-def choose(planner) -> list:
+def take(planner) -> list:
     return [found for site in planner.sites if site.refusal and (found := match(planner, site)) is not None]
+
+
+def calls(taken) -> list:
+    return [found.site.item.item for found in taken]
+
+
+def emit_all(builder, taken) -> None:
+    for found in taken:
+        emit(builder, found)
+
+
+def hint(planner, call, site) -> str | None:
+    return HINT if site is not None and match(planner, site) is not None else None
+
+
+def why_not(planner, call, site) -> None:
+    return None  # a block that is not the recipe is the runtime map's to take or explain
 
 
 def match(planner, site: Site) -> PyFuncSite | None:

@@ -22,7 +22,7 @@ import libcst as cst
 from .. import ops
 from ..nodes import _attributes, _code, _load_names, parsed_expression
 from ..sites import Dispatch, Registration, _is_string_literal
-from . import registered_gradient
+from . import override_block, registered_gradient
 from .base import Idiom
 
 IDIOM = Idiom(
@@ -45,16 +45,17 @@ KEPT = ("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--us
 ALL = "all"  # a block whose targets are not known: every registration of the module may be named
 
 
-def choose(planner) -> list:
+def take(planner) -> list:
     """The map calls (``with`` items, and calls entered by hand) that move onto the runtime map;
     the registrations they may name are kept (refused for the inline rewrite, whose other blocks
     using them then move too)."""
+    taken = planner.moved  # by the rules before this one
     chosen: dict = {}
     while True:
         changed = False
         for site in planner.sites:
             call = site.item.item
-            if site.refusal and call not in chosen and eligible(planner, call, site) is None:
+            if site.refusal and call not in chosen and call not in taken and eligible(planner, call, site) is None:
                 chosen[call] = targets(planner, call)
                 changed = True
         for call in planner.loose_calls:
@@ -72,9 +73,26 @@ def choose(planner) -> list:
             return list(chosen)
 
 
-def considers(site) -> bool:
-    """Whether the runtime map is asked about a refused block (its refusal is the inline rewrite's own)."""
-    return bool(site.refusal) and site.refusal[0] in _INLINE_ONLY
+def calls(taken) -> list:
+    return taken
+
+
+def emit_all(builder, taken) -> None:
+    for call in taken:
+        emit(builder, call)
+    for reg in builder.p.runtime_registrations:
+        keep(builder, reg)
+
+
+def hint(planner, call, site) -> str | None:
+    return override_block.RUNTIME_HINT if eligible(planner, call, site) is None else None
+
+
+def why_not(planner, call, site) -> str | None:
+    """Why a refused block (whose refusal is the inline rewrite's own) stays refused."""
+    if site is not None and not (site.refusal and site.refusal[0] in _INLINE_ONLY):
+        return None
+    return eligible(planner, call, site)
 
 
 def eligible(planner, call: cst.Call, site) -> str | None:
