@@ -45,15 +45,20 @@ def _reference(tf1_reference, case):
     return y, grads
 
 
-@pytest.mark.parametrize("mode", ["eager", "function"])
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_migrated_file_matches_tf1(case, mode, tf1_reference):
+def _matches_tf1(case, file, mode, tf1_reference):
+    """``file`` of ``case`` under TF2 (``mode``): TF1's forward values exactly, its gradients to 1e-5."""
     y1, g1 = _reference(tf1_reference, case)
-    y2, g2 = harness.run_tf2(case, "after.py", mode)
+    y2, g2 = harness.run_tf2(case, file, mode)
     np.testing.assert_array_equal(y2, y1)
     assert len(g2) == len(g1)
     for a, b in zip(g2, g1):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_migrated_file_matches_tf1(case, mode, tf1_reference):
+    _matches_tf1(case, "after.py", mode, tf1_reference)
 
 
 RUNTIME_CASES = [c for c in CASES if (c / "after_runtime.py").exists()]
@@ -62,25 +67,17 @@ RUNTIME_CASES = [c for c in CASES if (c / "after_runtime.py").exists()]
 @pytest.mark.parametrize("mode", ["eager", "function"])
 @pytest.mark.parametrize("case", RUNTIME_CASES, ids=[c.name for c in RUNTIME_CASES])
 def test_use_runtime_migration_matches_tf1(case, mode, tf1_reference):
-    y1, g1 = _reference(tf1_reference, case)
-    y2, g2 = harness.run_tf2(case, "after_runtime.py", mode)
-    np.testing.assert_array_equal(y2, y1)
-    for a, b in zip(g2, g1):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    _matches_tf1(case, "after_runtime.py", mode, tf1_reference)
 
 
 @pytest.mark.parametrize("mode", ["eager", "function"])
 @pytest.mark.parametrize("case", RUNTIME_MAP_CASES, ids=[c.name for c in RUNTIME_MAP_CASES])
 def test_use_runtime_migration_of_a_block_refused_inline_matches_tf1(case, mode, tf1_reference):
     """A model-wide block (ops made by code the tool cannot see, a map chosen at run time or
-    entered by hand) on tf_grl_migrate.gradient_override_map: TF1's forward values and gradients,
-    the gradient taken after the block has ended."""
-    y1, g1 = _reference(tf1_reference, case)
-    y2, g2 = harness.run_tf2(case, "after_runtime.py", mode)
-    np.testing.assert_array_equal(y2, y1)
-    assert len(g2) == len(g1)
-    for a, b in zip(g2, g1):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    entered by hand) on tf_grl_migrate.gradient_override_map, and the py_func recipe on
+    tf_grl_migrate.py_func: TF1's forward values and gradients, the gradient taken after the
+    block has ended."""
+    _matches_tf1(case, "after_runtime.py", mode, tf1_reference)
 
 
 @pytest.mark.parametrize("case", CASES + RUNTIME_MAP_CASES, ids=IDS + [c.name for c in RUNTIME_MAP_CASES])
