@@ -156,6 +156,12 @@ def test_use_runtime_leaves_identity_maps_around_unseen_code_refused():
     Identity map around code the tool cannot see is not moved onto the runtime map, and says why."""
     (d,) = migrate_code(_read(CASES / "refuse" / "opaque_call_in_block" / "before.py"), use_runtime=True).diagnostics
     assert d.code == "GRL101" and "`w/read`" in d.message and "--use-runtime does not take it" in d.message
+    # refused first for another reason (a target held in a parameter): the block is looked at all the same
+    chosen = ("import tensorflow as tf\n\n\ndef encode_reversed(x, encoder, gradient):\n"
+              "    with tf.get_default_graph().gradient_override_map({'Identity': gradient}):\n"
+              "        return encoder(x)\n")
+    result = migrate_code(chosen, use_runtime=True)
+    assert result.code == chosen and "`w/read`" in result.diagnostics[0].message
 
 
 def test_model_wide_refusal_names_the_call_that_builds_the_model_not_a_builtin():

@@ -604,19 +604,29 @@ class Planner:
         hint = refusal[1].find(" (a module-private `_")
         if hint < 0:
             return refusal
-        keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
-                and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
-                and isinstance(e.key.evaluated_value, str)}
-        scan = _BodyScan()
-        for stmt in site.with_node.body.body:
-            scan.walk(stmt)
-        unseen = self._builder_call(scan.calls, keys) if not scan.opaque else (scan.opaque[0][0], None)
-        if unseen is None:
+        shown = self.unseen_code(site, mapping)
+        if shown is None:
             return refusal
-        shown = _code(unseen[0].func) if isinstance(unseen[0], cst.Call) else scan.opaque[0][1]
         end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
         return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
                                                  "cannot see)" + refusal[1][end:])
+
+    def unseen_code(self, site, mapping) -> str | None:
+        """What in the block hands control to code the tool cannot see (a call, as spelled, or a
+        ``yield`` / ``await`` / import / context manager / nested definition), or None: every
+        call in it is one the tool can see into or provably makes none of the mapped types."""
+        keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
+                and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
+                and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
+        scan = _BodyScan()
+        for stmt in site.with_node.body.body:
+            scan.walk(stmt)
+        if scan.opaque:
+            return scan.opaque[0][1]
+        if scan.nested:
+            return "a nested definition"
+        found = self._builder_call(scan.calls, keys)
+        return _code(found[0].func) if found is not None else None
 
     def _builder_call(self, calls, mapped):
         """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
