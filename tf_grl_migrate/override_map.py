@@ -328,7 +328,8 @@ def _registered_name(target) -> str:
     return name
 
 
-def py_func(func, inp, Tout, stateful=True, name=None, grad=None, override_types=("PyFunc", "PyFuncStateless")):  # noqa: N803
+def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 - TF1's parameter names
+            override_types=("PyFunc", "PyFuncStateless")):
     """TF1's recipe ``tf.RegisterGradient(name)(grad)`` + ``with g.gradient_override_map({"PyFunc":
     name}): tf.py_func(func, inp, Tout, stateful=..., name=...)``, in TF2: ``func`` runs on numpy
     arrays (``tf.numpy_function``) and ``grad(op, *output_grads)`` gives the gradients of ``inp``,

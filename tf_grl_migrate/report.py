@@ -30,7 +30,8 @@ class Diagnostic(_Fields):
 
     def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None):
         if code not in CODES:
-            raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there (with its row in docs/idioms.md)")
+            raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there "
+                             "(with its row in docs/idioms.md)")
         return super().__new__(cls, line, col, code, message, cell)
 
     @property
