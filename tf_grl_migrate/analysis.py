@@ -525,7 +525,7 @@ class Planner:
                 return ("GRL104", override_block.unknown_op(op_name, hint=not self.use_runtime))
             target = self.match_target(element.value)
             if isinstance(target, tuple):
-                return self._helper_hint_checked(target, site, mapping)
+                return registered_gradient.helper_hint_checked(self, target, site, mapping)
             refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
             if refusal:
                 return refusal
@@ -596,20 +596,6 @@ class Planner:
                                   f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
                                   "function exists; move the registration above the block and migrate again")
         return None
-
-    def _helper_hint_checked(self, refusal, site, mapping):
-        """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
-        only where that would be enough: not where the block also calls code the tool cannot see
-        (a model built there), which would then be refused all the same (GRL101)."""
-        hint = refusal[1].find(" (a module-private `_")
-        if hint < 0:
-            return refusal
-        shown = self.unseen_code(site, mapping)
-        if shown is None:
-            return refusal
-        end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
-        return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
-                                                 "cannot see)" + refusal[1][end:])
 
     def unseen_code(self, site, mapping) -> str | None:
         """What in the block hands control to code the tool cannot see (a call, as spelled, or a
@@ -971,14 +957,14 @@ class Planner:
         for call in self.loose_calls:
             if call not in moved:
                 self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH
-                                                   + self._runtime_hint(call, None)))
+                                                   + idioms.runtime_hint(self, call, None)))
         for site in self.sites:
             if site.item.item in moved:
                 continue
             if site.refusal:
                 code, message = site.refusal
                 self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code,
-                                                   message + self._runtime_hint(site.item.item, site)))
+                                                   message + idioms.runtime_hint(self, site.item.item, site)))
             elif site.phantoms:
                 keys = ", ".join(repr(k) for k in site.phantoms)
                 meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
@@ -987,17 +973,6 @@ class Planner:
                                                    override_block.phantom_keys(keys, hint)))
         registered_gradient.note_unused(self)
         return [s for s in self.sites if not s.refusal]
-
-    def _runtime_hint(self, call, site) -> str:
-        """Where ``--use-runtime`` would migrate a refused block, the message says so."""
-        rules = idioms.runtime_rules()
-        if self.use_runtime:
-            why = next((w for rule in rules if (w := rule.why_not(self, call, site))), None)
-            return f" (--use-runtime does not take it: {why})" if why else ""
-        if site is not None and "--use-runtime" in site.refusal[1]:
-            return ""
-        hint = next((h for rule in rules if (h := rule.hint(self, call, site))), None)
-        return f" ({hint})" if hint else ""
 
     def settle(self):
         """Refusals spread until nothing changes: a block using a refused registration, a

@@ -44,3 +44,16 @@ def runtime_rules() -> list:
     that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
     modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
     return [m for m in modules if hasattr(m, "take")]
+
+
+def runtime_hint(planner, call, site) -> str:
+    """What a refusal adds about ``--use-runtime``: without it, that a runtime rule would take the
+    block; under it, why none did; nothing where neither applies."""
+    rules = runtime_rules()
+    if planner.use_runtime:
+        why = next((w for rule in rules if (w := rule.why_not(planner, call, site))), None)
+        return f" (--use-runtime does not take it: {why})" if why else ""
+    if site is not None and "--use-runtime" in site.refusal[1]:
+        return ""
+    hint = next((h for rule in rules if (h := rule.hint(planner, call, site))), None)
+    return f" ({hint})" if hint else ""
