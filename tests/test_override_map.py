@@ -387,4 +387,26 @@ def test_a_variable_made_in_an_identity_map_raises_instead_of_differing_from_tf1
             tf.Variable(tf.ones([2]))
     with gradient_override_map({"Relu": "MapGuidedRelu"}):  # other maps: variables are fine
         v = tf.Variable(tf.ones([2]))
+        tf.nn.relu(v)
     assert v.shape == (2,)
+
+
+def test_a_model_built_in_the_block_but_called_after_it_raises():
+    """TF1 made a Keras model's ops when it was built; TF2 makes them when it is called. A block that
+    built a model (variables made) but made no op of a mapped type would silently change nothing:
+    it raises when it ends, saying to call the model inside the block."""
+    with pytest.raises(RuntimeError, match="Call the model inside the block"):
+        with gradient_override_map({"Relu": "MapGuidedRelu"}):
+            model = keras.Sequential([keras.layers.Dense(7, activation="relu")])
+            model.build((None, 6))  # built, to be called later, outside the block
+    assert model(X).shape == (4, 7)
+    x = tf.constant(X)
+    with pytest.raises(RuntimeError, match="a model was built"):
+        with gradient_override_map({"Relu": "MapGuidedRelu"}):
+            dense = keras.layers.Dense(3, activation="sigmoid")  # no Relu in it at all
+            dense(x)
+    with tf.GradientTape() as tape:  # built and called inside: fine, and guided
+        tape.watch(x)
+        with gradient_override_map({"Relu": "MapGuidedRelu"}):
+            y = keras.layers.Dense(5, activation="relu")(x)
+    assert tape.gradient(y, x) is not None

@@ -155,6 +155,12 @@ def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
         op_type = op_type.decode()
     eager = graph is None and tf.executing_eagerly()
     _resume()
+    counts = getattr(_STATE, "counts", None)
+    for mapping in getattr(_STATE, "stack", ()) if counts else ():  # what each block made, for its exit
+        count = counts.get(id(mapping))
+        if count is not None:
+            count[0] += op_type == "VarHandleOp"
+            count[1] += op_type in mapping
     if op_type == "VarHandleOp" and _innermost("Identity") is not None:
         raise ValueError(
             "gradient_override_map: a variable was created in a block that maps 'Identity'; TF1 read each variable "
@@ -257,7 +263,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     through), or an ``(op, grad)`` function; the ``op`` offers ``inputs``, ``outputs``, ``type``
     and ``get_attr``. Blocks nest (the inner map wins for its types), are undone on exit also when
     the block raises, and affect only the thread that entered them; bad keys or values raise
-    before anything changes. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph`` is the
+    before anything changes. A block that built a model (variables created) but made no op of a
+    mapped type raises when it ends: TF2 makes a model's ops when it is called, where TF1 made them
+    when it was built, so the map would silently apply to none. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph`` is the
     default graph) it is TensorFlow's own map on that graph, or on ``graph=`` (the graph the
     replaced code named); eagerly and in a ``tf.function``, ``graph=`` plays no part. Usable by
     hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...; ctx.__exit__(None, None, None)``.
@@ -293,7 +301,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
             stack = _STATE.stack = []
         if not stack:
             add(_callback)
+            _STATE.counts = {}
         stack.append(resolved)
+        _STATE.counts[id(resolved)] = [0, 0]  # variables created in the block, ops of a mapped type made
         self._entered = ("callback", resolved)
         return self
 
@@ -307,9 +317,17 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
             if stack[i] is value:
                 del stack[i]
                 break
+        variables, made = _STATE.counts.pop(id(value), (0, 0))
         _resume()
         if not stack:
             _internals()[1](_callback)
+        if exc[0] is None and variables and not made:
+            raise RuntimeError(
+                f"gradient_override_map: variables were created in this block (a model was built) but no "
+                f"{'/'.join(sorted(value))} op was: TF2 makes a model's ops when it is called, not when it is built, "
+                "so TF1's map would apply to none of them and the gradients would silently be the ordinary ones. "
+                "Call the model inside the block (`with gradient_override_map(...): y = model(x)`), where its ops "
+                "are made")
         return False
 
 
