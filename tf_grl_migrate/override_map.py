@@ -34,7 +34,16 @@ import tensorflow as tf
 
 from .ops import PY_FUNC_TYPES  # op types created only in graphs
 
-_STATE = threading.local()  # .stack: [{op type: (gradient function, name)}], innermost last; .busy
+_STATE = threading.local()  # .stack: [_Block], innermost last; .busy
+
+
+class _Block:
+    """An active block on this thread: its map, and what was made in it (for its exit)."""
+
+    __slots__ = ("map", "variables", "made")
+
+    def __init__(self, resolved: dict):
+        self.map, self.variables, self.made = resolved, 0, 0  # {op type: (gradient function, name)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -139,10 +148,17 @@ def _resolve(op_type_map) -> dict:
 
 
 def _innermost(op_type):
-    for mapping in reversed(getattr(_STATE, "stack", ())):
-        if op_type in mapping:
-            return mapping[op_type]
+    for block in reversed(getattr(_STATE, "stack", ())):
+        if op_type in block.map:
+            return block.map[op_type]
     return None
+
+
+def _legacy_graph():
+    """The default graph where it is a legacy ``tf.compat.v1`` one (not eager, not a ``tf.function``'s
+    graph), where TF1's own map works; None elsewhere."""
+    current = tf.compat.v1.get_default_graph()
+    return None if tf.executing_eagerly() or isinstance(current, _internals()[5]) else current
 
 
 def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
@@ -155,12 +171,9 @@ def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
         op_type = op_type.decode()
     eager = graph is None and tf.executing_eagerly()
     _resume()
-    counts = getattr(_STATE, "counts", None)
-    for mapping in getattr(_STATE, "stack", ()) if counts else ():  # what each block made, for its exit
-        count = counts.get(id(mapping))
-        if count is not None:
-            count[0] += op_type == "VarHandleOp"
-            count[1] += op_type in mapping
+    for block in getattr(_STATE, "stack", ()):  # what each block made, for its exit
+        block.variables += op_type == "VarHandleOp"
+        block.made += op_type in block.map
     if op_type == "VarHandleOp" and _innermost("Identity") is not None:
         raise ValueError(
             "gradient_override_map: a variable was created in a block that maps 'Identity'; TF1 read each variable "
@@ -279,9 +292,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     def __enter__(self):
         if self._entered is not None:
             raise RuntimeError("this gradient_override_map block is already active; create a new one to nest")
-        current = tf.compat.v1.get_default_graph()
-        if not tf.executing_eagerly() and not isinstance(current, _internals()[5]):  # TF1 graph mode: TF's own map
-            graph = self._graph if self._graph is not None else current
+        legacy = _legacy_graph()
+        if legacy is not None:  # TF1 graph mode: TF's own map
+            graph = self._graph if self._graph is not None else legacy
             _resolve(self._map)  # the same checks, before anything changes
             inner = graph.gradient_override_map({k: _registered_name(v) for k, v in self._map.items()})
             inner.__enter__()
@@ -301,10 +314,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
             stack = _STATE.stack = []
         if not stack:
             add(_callback)
-            _STATE.counts = {}
-        stack.append(resolved)
-        _STATE.counts[id(resolved)] = [0, 0]  # variables created in the block, ops of a mapped type made
-        self._entered = ("callback", resolved)
+        block = _Block(resolved)
+        stack.append(block)
+        self._entered = ("callback", block)
         return self
 
     def __exit__(self, *exc):
@@ -317,14 +329,13 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
             if stack[i] is value:
                 del stack[i]
                 break
-        variables, made = _STATE.counts.pop(id(value), (0, 0))
         _resume()
         if not stack:
             _internals()[1](_callback)
-        if exc[0] is None and variables and not made:
+        if exc[0] is None and value.variables and not value.made:
             raise RuntimeError(
                 f"gradient_override_map: variables were created in this block (a model was built) but no "
-                f"{'/'.join(sorted(value))} op was: TF2 makes a model's ops when it is called, not when it is built, "
+                f"{'/'.join(sorted(value.map))} op was: TF2 makes a model's ops when it is called, not when it is built, "
                 "so TF1's map would apply to none of them and the gradients would silently be the ordinary ones. "
                 "Call the model inside the block (`with gradient_override_map(...): y = model(x)`), where its ops "
                 "are made")
@@ -358,8 +369,9 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 
     op_type = "PyFunc" if stateful else "PyFuncStateless"
     if grad is None or op_type not in override_types:
         return tf.numpy_function(func, inp, Tout, stateful=stateful, name=name)
-    if not tf.executing_eagerly() and not isinstance(tf.compat.v1.get_default_graph(), _internals()[5]):
-        with tf.compat.v1.get_default_graph().gradient_override_map({op_type: _registered_name(grad)}):
+    legacy = _legacy_graph()
+    if legacy is not None:
+        with legacy.gradient_override_map({op_type: _registered_name(grad)}):
             return tf.compat.v1.py_func(func, inp, Tout, stateful=stateful, name=name)
     inputs = [tf.convert_to_tensor(x) for x in inp]
 
