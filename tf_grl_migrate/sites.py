@@ -29,6 +29,8 @@ class Registration:
     arity: int = 1
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
     keywords: dict = field(default_factory=dict)  # Arg in the body -> its TF2 keyword (`keep_dims` -> `keepdims`)
+    tf2_checked: bool = False  # renames and keywords found (registered_gradient.tf2_spelling)
+    tf2_refusal: tuple[str, str] | None = None  # GRL114 where a name or keyword has no TF2 form
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
     owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through

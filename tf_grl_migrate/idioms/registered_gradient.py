@@ -228,8 +228,7 @@ def check(planner, reg: Registration):
             reg.op_refs[sub] = (kind, index)
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
-    check_removed_aliases(planner, reg)
-    check_keywords(planner, reg)
+    reg.refusal = tf2_spelling(planner, reg)
     check_def_name(planner, reg)
 
 
@@ -253,7 +252,18 @@ def check_def_name(planner, reg: Registration):
     reg.rename = True
 
 
-def check_removed_aliases(planner, reg: Registration):
+def tf2_spelling(planner, reg: Registration):
+    """TF2's spelling of the TF1 names and keywords in a gradient function's body, found once
+    (``reg.renames``, ``reg.keywords``): the GRL114 refusal where one has no TF2 form, else None.
+    The inline rewrite moves the body; the runtime map keeps it (idioms/runtime_map), and asks this
+    also of a registration refused for another reason first."""
+    if not reg.tf2_checked:
+        reg.tf2_checked = True
+        reg.tf2_refusal = _removed_aliases(planner, reg) or _keywords(planner, reg)
+    return reg.tf2_refusal
+
+
+def _removed_aliases(planner, reg: Registration):
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
     names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
     spelling, as do the underscored wrappers of hidden ops (``gen_nn_ops._relu_grad``), TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
@@ -271,29 +281,26 @@ def check_removed_aliases(planner, reg: Registration):
                 reg.renames[attr] = _respelled(attr, missing[0].rpartition(".")[2], hidden)
                 continue
             if old is None:
-                reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
-                                         f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
-                                         f"({missing[0]}); rewrite that line by hand, then migrate again")
-                return
+                return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
+                                  f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                                  f"({missing[0]}); rewrite that line by hand, then migrate again")
             found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
         old, new = found
         if new is None:
-            reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
-                                     f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
-                                     "for; rewrite that line by hand, then migrate again")
-            return
+            return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
+                              f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
+                              "for; rewrite that line by hand, then migrate again")
         if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
             new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
         reg.renames[attr] = _respelled(attr, old, new)
+    return None
 
 
-def check_keywords(planner, reg: Registration):
+def _keywords(planner, reg: Registration):
     """Keywords TF2 renamed or dropped in the calls the body makes (``tf.reduce_mean(...,
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
     tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
     ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
-    if reg.refusal is not None:
-        return
     for call in _calls(reg.fdef.body):
         if call.func in reg.renames or any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(call.func, raw=True)):
             continue
@@ -303,16 +310,16 @@ def check_keywords(planner, reg: Registration):
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         changes, why = ops.keyword_changes(planner.qn(call.func), len(positional), keywords)
         if why is not None:
-            reg.refusal = ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
-                                     f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
-                                     f"take: {why}; rewrite that call by hand, then migrate again")
-            return
+            return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
+                              f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
+                              f"take: {why}; rewrite that call by hand, then migrate again")
         for i, arg in enumerate(positional):
             if i in changes:
                 reg.keywords[arg] = changes[i]
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in changes:
                 reg.keywords[arg] = changes[arg.keyword.value]
+    return None
 
 
 def check_uses(planner, reg: Registration) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import ops
-from ..nodes import _attributes, _code, _load_names, parsed_expression
+from ..nodes import _attributes, _code, parsed_expression
 from ..sites import Dispatch, Registration, _is_string_literal
 from . import override_block, registered_gradient
 from .base import Idiom
@@ -157,21 +157,10 @@ def targets(planner, call: cst.Call):
 
 def _not_tf2(planner, reg) -> str | None:
     """Why the kept gradient function would fail under TF2 on a name or keyword (GRL114's message),
-    or None: names and keywords TF2 spells otherwise are respelled in place (``reg.renames``,
-    ``reg.keywords``), as the inline rewrite does in the code it moves. Asked also of a registration
-    the inline rewrite refused before looking at its names."""
-    if reg.refusal and reg.refusal[0] == "GRL114":
-        return reg.refusal[1]
-    if reg.fdef is not None and not reg.body_names:  # the inline checks stopped before the names
-        refusal, reg.refusal = reg.refusal, None
-        registered_gradient.check_removed_aliases(planner, reg)
-        registered_gradient.check_keywords(planner, reg)
-        reg.body_names = {n.value for n in _load_names(reg.fdef.body)} | {reg.fdef.name.value}
-        found, reg.refusal = reg.refusal, refusal
-        if found:
-            reg.refusal = found
-            return found[1]
-    return None
+    or None: names and keywords TF2 spells otherwise are respelled in place, as the inline rewrite
+    does in the code it moves."""
+    found = registered_gradient.tf2_spelling(planner, reg) if reg.fdef is not None else None
+    return found[1] if found else None
 
 
 # what the op a gradient receives offers under the runtime map (override_map.GraphOp)
