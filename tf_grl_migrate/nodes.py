@@ -40,6 +40,21 @@ def _is_map_call(node) -> bool:
     )
 
 
+def tight_equal() -> cst.AssignEqual:
+    """``=`` of a keyword argument, as TensorFlow's own code writes it (``name=x``)."""
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def with_keywords(args, keywords) -> list:
+    """``args`` (a call's) followed by ``name=value`` for each (name, value) of ``keywords``."""
+    args = list(args)
+    for name, value in keywords:
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(keyword=cst.Name(name), value=value, equal=tight_equal()))
+    return args
+
+
 def _is_runtime_map(attribute: cst.Attribute) -> bool:
     return isinstance(attribute.value, cst.Name) and precheck.is_runtime_map(attribute.value.value)
 

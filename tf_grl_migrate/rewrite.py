@@ -14,7 +14,7 @@ from . import facts, idioms, ops
 from .analysis import Planner
 from .idioms import registered_gradient, runtime_reversal, straight_through
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
-    _name_keyword_code, _respelled, parsed_expression, parsed_statement)
+    _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal)
 from .safety import SafetyError
 from .sites import Dispatch, Registration, Site, _regs
 from .traversal import Quick
@@ -42,6 +42,11 @@ class Plan:
 
     def remove(self, node) -> None:
         self.removed[id(node)] = node
+
+    def import_runtime(self) -> None:
+        """The rewrite calls ``tf_grl_migrate`` (a --use-runtime idiom): its import, once."""
+        if "import tf_grl_migrate" not in self.new_imports:
+            self.new_imports.append("import tf_grl_migrate")
 
     def machinery(self, parents) -> tuple[list, list[str]]:
         """For the safety net: ((source, enclosing def/class names) of each statement this plan
@@ -80,8 +85,7 @@ class Rewriter(Quick, cst.CSTTransformer):
             return updated
         if updated.keyword is not None:
             return updated.with_changes(keyword=cst.Name(keyword))
-        return updated.with_changes(keyword=cst.Name(keyword), equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+        return updated.with_changes(keyword=cst.Name(keyword), equal=tight_equal())
 
     def leave_Subscript(self, original, updated):
         ref = self.plan.op_refs.get(original)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .. import ops
-from ..nodes import parsed_expression
+from ..nodes import parsed_expression, with_keywords
 from ..sites import Site, _is_string_literal
 from .base import Idiom
 
@@ -131,18 +131,12 @@ def emit(builder, found: PyFuncSite) -> None:
     plan.removed_stmts.add(found.registration)
     plan.remove(found.registration)
     plan.live[id(found.grad)] = found.grad  # moves to the call
-    if "import tf_grl_migrate" not in plan.new_imports:
-        plan.new_imports.append("import tf_grl_migrate")
+    plan.import_runtime()
     types = ", ".join(f'"{t}"' for t in found.types)
     types = f"({types},)" if len(found.types) == 1 else f"({types})"
 
     def build(updated: cst.Call) -> cst.Call:
-        args = list(updated.args)
-        space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        args[-1] = args[-1].with_changes(comma=space)
-        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-        args.append(cst.Arg(keyword=cst.Name("grad"), value=found.grad.deep_clone(), equal=equal, comma=space))
-        args.append(cst.Arg(keyword=cst.Name("override_types"), value=parsed_expression(types), equal=equal))
+        args = with_keywords(updated.args, [("grad", found.grad.deep_clone()), ("override_types", parsed_expression(types))])
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.py_func"), args=args)
 
     plan.calls[found.call] = build

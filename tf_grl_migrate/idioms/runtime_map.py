@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import ops
-from ..nodes import _attributes, _code, parsed_expression
+from ..nodes import _attributes, _code, parsed_expression, with_keywords
 from ..sites import Dispatch, Registration, _is_string_literal
 from . import override_block, registered_gradient
 from .base import Idiom
@@ -242,15 +242,10 @@ def emit(builder, call: cst.Call) -> None:
     builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
     if passed is not None:
         builder.plan.live[id(receiver)] = receiver  # passed on as graph=
-    if "import tf_grl_migrate" not in builder.plan.new_imports:
-        builder.plan.new_imports.append("import tf_grl_migrate")
+    builder.plan.import_runtime()
 
     def build(updated: cst.Call) -> cst.Call:
-        args = list(updated.args)
-        if passed is not None:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            args.append(cst.Arg(keyword=cst.Name("graph"), value=updated.func.value, equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        args = with_keywords(updated.args, [("graph", updated.func.value)] if passed is not None else [])
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.gradient_override_map"), args=args)
 
     builder.plan.calls[call] = build
