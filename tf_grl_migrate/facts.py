@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from .precheck import MARKER
 
 REGISTER = "RegisterGradient"
-MAP = MARKER
 HOPS = 3  # import chains followed for a constant (names.py -> grads.py -> model.py)
 
 
@@ -126,7 +125,7 @@ def gather(path: str, source: str) -> ModuleFacts | None:
                 facts.registrations[call.args[0].id] = name
     facts.bound_twice = {n for n, count in seen.items() if count > 1}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MAP
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Dict)):
             for key, value in zip(node.args[0].keys, node.args[0].values):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):

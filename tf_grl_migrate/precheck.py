@@ -30,15 +30,10 @@ def screen(code: str):
     (None where Python cannot parse it), passed on for the slicing of a long module and the
     safety net, so the text is parsed once.
     """
-    import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
-
     if _names_nowhere(code):
         return [], None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, None
-    return ([], None) if _nothing_reaches_the_map(tree) else (None, tree)
+    tree = parse(code)
+    return ([], None) if tree is not None and _nothing_reaches_the_map(tree) else (None, tree)
 
 
 def _nothing_reaches_the_map(tree) -> bool:
@@ -58,7 +53,7 @@ def _nothing_reaches_the_map(tree) -> bool:
 
 def parse(code: str):
     """``ast.parse(code)``, or None where Python cannot parse it."""
-    import ast
+    import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
 
     try:
         return ast.parse(code)

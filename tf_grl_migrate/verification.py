@@ -13,7 +13,6 @@ version, and the project modules the run loaded.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import queue
@@ -23,7 +22,7 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from . import probes
+from . import precheck, probes
 
 DEFAULT_TIMEOUT = 60.0  # seconds per site and side, TensorFlow's import not counted
 MEMORY_CAP = 8 << 30  # bytes of address space a worker may map (TensorFlow alone maps ~1 GiB)
@@ -175,12 +174,7 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
     migrated = {os.path.abspath(j.path): j.migrated for j in jobs if j.against is None and j.migrated is not None}
     results: dict = {}
     tasks = []
-    parsed = []
-    for job in jobs:
-        try:
-            parsed.append(ast.parse(job.original))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            parsed.append(None)
+    parsed = [precheck.parse(job.original) for job in jobs]
     others = [t for t in parsed if t is not None]
     for job, tree in zip(jobs, parsed):
         results[job.path] = []

@@ -23,6 +23,7 @@ idiom (or by the file layer: notebooks, reading, writing) and has a row in docs/
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 from .base import Idiom
@@ -35,7 +36,8 @@ def all_idioms() -> list[Idiom]:
     return [importlib.import_module(f"{__name__}.{name}").IDIOM for name in MODULES]
 
 
-def runtime_rules() -> list:
+@functools.lru_cache(maxsize=None)
+def runtime_rules() -> tuple:
     """The idiom modules that move blocks the inline rewrite refuses onto the runtime
     (``--use-runtime``), in MODULES order. Each is a rule with four functions, and nothing else
     names it: ``take(planner)`` (after the planner settled: what it takes, a list),
@@ -43,7 +45,7 @@ def runtime_rules() -> list:
     and, for a refused block, ``hint(planner, call, site)`` (without ``--use-runtime``: the hint
     that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
     modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
-    return [m for m in modules if hasattr(m, "take")]
+    return tuple(m for m in modules if hasattr(m, "take"))
 
 
 def runtime_hint(planner, call, site) -> str:

@@ -117,11 +117,12 @@ def match(planner, site: Site) -> PyFuncSite | None:
 
 def _tf1_arguments(call: cst.Call) -> bool:
     """py_func(func, inp, Tout, stateful=True, name=None), passed as TF1 named them."""
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args) or len(positional) > len(_PARAMETERS) or len(positional) < 3 and not all(
-            any(a.keyword is not None and a.keyword.value == p for a in call.args) for p in _PARAMETERS[len(positional):3]):
+    if any(a.star for a in call.args):
         return False
-    return all(a.keyword.value in _PARAMETERS[len(positional):] for a in call.args if a.keyword is not None)
+    positional = [a for a in call.args if a.keyword is None]
+    named = [*_PARAMETERS[:len(positional)], *(a.keyword.value for a in call.args if a.keyword is not None)]
+    return (len(positional) <= len(_PARAMETERS) and len(set(named)) == len(named)
+            and set(named) <= set(_PARAMETERS) and set(_PARAMETERS[:3]) <= set(named))
 
 
 def emit(builder, found: PyFuncSite) -> None:
@@ -136,7 +137,8 @@ def emit(builder, found: PyFuncSite) -> None:
     types = f"({types},)" if len(found.types) == 1 else f"({types})"
 
     def build(updated: cst.Call) -> cst.Call:
-        args = with_keywords(updated.args, [("grad", found.grad.deep_clone()), ("override_types", parsed_expression(types))])
+        added = [("grad", found.grad.deep_clone()), ("override_types", parsed_expression(types))]
+        args = with_keywords(updated.args, added)
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.py_func"), args=args)
 
     plan.calls[found.call] = build
