@@ -280,6 +280,7 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
+        self._scans: dict = {}  # With -> its body's _BodyScan (body_scan)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
         self.moved: set = set()  # the map calls those rules moved
@@ -533,9 +534,7 @@ class Planner:
             site.entries.append((op, target))
         if not self.is_graph(call.func.value):
             return ("GRL113", override_block.not_a_graph(_code(call.func)))
-        scan = _BodyScan()
-        for stmt in site.with_node.body.body:
-            scan.walk(stmt)
+        scan = self.body_scan(site)
         recipe = override_block.recipe(_code(mapping))
         if scan.opaque:
             node, what = scan.opaque[0]
@@ -597,6 +596,15 @@ class Planner:
                                   "function exists; move the registration above the block and migrate again")
         return None
 
+    def body_scan(self, site) -> "_BodyScan":
+        """Every call, operator and nested definition in a block's body, found once per block."""
+        scan = self._scans.get(site.with_node)
+        if scan is None:
+            scan = self._scans[site.with_node] = _BodyScan()
+            for stmt in site.with_node.body.body:
+                scan.walk(stmt)
+        return scan
+
     def unseen_code(self, site, mapping) -> str | None:
         """What in the block hands control to code the tool cannot see (a call, as spelled, or a
         ``yield`` / ``await`` / import / context manager / nested definition), or None: every
@@ -604,9 +612,7 @@ class Planner:
         keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
                 and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
                 and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
-        scan = _BodyScan()
-        for stmt in site.with_node.body.body:
-            scan.walk(stmt)
+        scan = self.body_scan(site)
         if scan.opaque:
             return scan.opaque[0][1]
         if scan.nested:
