@@ -6,36 +6,15 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from tf_grl_migrate.analysis import _Collector, _scopes
+from tf_grl_migrate.analysis import _Collector
 
 CASES = pathlib.Path(__file__).parent / "cases"
 SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py")])[::4]
 
-
-def _summary(mapping):
-    out = {}
-    for node, scope in mapping.items():
-        if scope is None:
-            out[node] = None
-            continue
-        names = sorted({a.name for a in scope.assignments})
-        reads = sorted((a.node.value if isinstance(a.node, cst.Name) else type(a.node).__name__,
-                        len(a.referents)) for a in scope.accesses)
-        out[node] = (type(scope).__name__, tuple(names), tuple(reads))
-    return out
-
-
-@pytest.mark.parametrize("path", SOURCES, ids=[p.parent.name for p in SOURCES])
-def test_scopes_are_libcsts_own(path):
-    module = cst.parse_module(path.read_text(encoding="utf-8"))
-    public = _summary(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider))
-    assert _summary(_scopes(MetadataWrapper(module, unsafe_skip_copy=True))) == public
-    collector = _Collector()
-    module.visit(collector)  # the planner's way: the stores from its own walk
-    assert _summary(_scopes(MetadataWrapper(module, unsafe_skip_copy=True), collector.stored_names())) == public
-
-
-CONTEXT_SOURCES = [
+# Scope rules with corners: stores through tuples and stars, comprehensions (the first iterable
+# read outside), class scopes hidden from their methods, global/nonlocal, dotted imports, a read
+# before the binding in its own scope, string annotations and typing's helpers, walrus, match.
+SCOPE_SOURCES = [
     "a, (b, [c, *d]) = e\nf.g, h[i] = j\nk: int = l\nm += n\nif (o := p):\n    pass\n"
     "for q, r.s in t:\n    del u, v[w]\n[x for y, z in aa if (bb := cc)]\n",
     "import a.b as c\nfrom d import e as f, g\ntry:\n    pass\nexcept E as h:\n    pass\n"
@@ -43,21 +22,74 @@ CONTEXT_SOURCES = [
     "class A(B, metaclass=C):\n    d: int\n    def e(self, f=g, *h, i: j = k, **l) -> m:\n"
     "        n = lambda o, *p: q\n        global r\n        r = [s for [t] in u]\n",
     "match a:\n    case [b, *c] | {'d': e, **f} | G(h=i) as j:\n        pass\n",
+    "import os.path\nimport tensorflow as tf\nfrom tensorflow.python.framework import ops as O\n"
+    "x = os.path.join(tf.nn.relu, O.RegisterGradient)\ny = x\nx = 2\ndef f():\n    z = x\n    x2 = z\n"
+    "    def g():\n        nonlocal z\n        z = 1\n        return z + x2\n    return g\n",
+    "class K:\n    v = 1\n    w = [v for _ in range(3)]\n    u = [i for i in range(v)]\n"
+    "    def m(self):\n        return v\nv = 2\nprint(v)\nv = v + 1\n",
+    "from typing import cast, List, TypeVar, Literal\nimport typing as t\nT = TypeVar('T', bound='Bound')\n"
+    "def f(a: 'List[Thing]', b: \"t.Optional['Other']\") -> 'Ret':\n    c = cast('Kind', a)\n"
+    "    d: Literal['not_a_name'] = b\n    return [x for x in c if x]\nclass Thing: pass\n",
+    "def f(a=lambda: b, *, c=[d for d in e]):\n    print(len(a), f)\n    for f2 in g:\n        f2 = f2\n"
+    "    with h() as i, j:\n        k = {l: m for l, m in i}\n    return (n := 1) + n\n",
+    "import a\nimport a.b\nimport a.b.c as d\na.b.c.x()\nd.y\na.z().w\nfrom .. import r\nfrom .s import u as v\nr.q(v)\n",
 ]
 
 
-@pytest.mark.parametrize("source", [*CONTEXT_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
-def test_stored_names_are_libcsts_store_context(source):
-    """The planner's walk gathers the Names libcst's ExpressionContextProvider says STORE of (the
-    one thing scope analysis asks it), so that provider's own walk is not needed."""
-    from libcst.metadata import ExpressionContext, ExpressionContextProvider
+def _scope_key(scope):
+    return None if scope is None else (type(scope).__name__, id(getattr(scope, "node", None)))
+
+
+def _refs(refs):
+    return sorted((r.name, type(r).__name__, id(getattr(r, "node", None))) for r in refs)
+
+
+@pytest.mark.parametrize("source", [*SCOPE_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_bindings_answer_as_libcsts_scope_provider(source):
+    """bindings.Bindings, gathered in the planner's walk, gives what libcst's public ScopeProvider
+    gives: the scope of every statement and expression, the qualified names of every name,
+    attribute and call, what every read may see, and every binding with the reads that see it."""
+    from libcst.metadata import ScopeProvider
 
     module = cst.parse_module(source)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     collector = _Collector()
-    module.visit(collector)
-    contexts = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
-    want = {n for n, context in contexts.items() if isinstance(n, cst.Name) and context == ExpressionContext.STORE}
-    assert set(collector.stored_names()) == want
+    collector.walk(module)
+    ours = collector.bindings.finish()
+    checked, scopes = 0, {}
+    for node in collector.nodes:
+        if not isinstance(node, (cst.BaseExpression, cst.BaseStatement, cst.BaseSmallStatement)):
+            continue
+        their, our = theirs.get(node), ours.get(node)
+        assert _scope_key(our) == _scope_key(their), (type(node).__name__, module.code_for_node(node))
+        if their is None:
+            continue
+        scopes[id(their)] = (their, our)
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+            assert our.qualified_names(node) == {q.name for q in their.get_qualified_names_for(node)}
+        if isinstance(node, cst.Name):
+            access = our.access_of(node)
+            read = next((a.referents for a in their.accesses[node] if a.node is node), None)
+            assert (access is None) == (read is None)
+            assert access is None or _refs(access.referents) == _refs(read)
+            checked += 1
+    assert checked
+    for their, our in scopes.values():
+        want = sorted((a.name, id(getattr(a, "node", None)), len(a.references)) for a in their.assignments)
+        assert sorted((a.name, id(getattr(a, "node", None)), len(a.references)) for a in our.assignments) == want
+
+
+def test_bindings_list_reads_and_bindings_in_source_order():
+    """What a message reports first does not hang on where objects happen to live in memory."""
+    module = cst.parse_module("def f(x):\n    return x\n\na = f(1)\nb = f(2)\nc = [f]\nf = 3\n")
+    collector = _Collector()
+    collector.walk(module)
+    scopes = collector.bindings.finish()
+    function = module.body[0]
+    binding = next(a for a in scopes.get(function).assignments["f"] if a.node is function)
+    where = [collector.order[a.node] for a in binding.references]
+    assert len(where) == 3 and where == sorted(where)
+    assert [type(a.node).__name__ for a in scopes.get(function).assignments["f"]] == ["FunctionDef", "Name"]
 
 
 POSITION_SOURCES = [
@@ -66,6 +98,10 @@ POSITION_SOURCES = [
     "x = 1; y = (2,\n  3)\r\nz = '''a\r\nb'''\r\nif x:\r\n\tw = y\r\n",
     "#!/usr/bin/env python\n# header\n\ndef f():\n    '''doc\n    more'''\n    return [k\n for k in 'ab']\n# footer\n",
     "a = 1\rb = 2\rif a:\r    c = 3\r",
+    "class A:\n  def f(self) -> 'R':\n      if x:\n          y = (1,\n               2)\n      elif z:  # c\n"
+    "          pass\n      else:\n          w = f(a,\n      b)\n  # trailing\n\n  @d\n  def g(self): return 1\n",
+    "try:\n    a\nexcept (E,\n        F) as e:\n    b\nelse:\n    c\nfinally:\n    d\nfor i in x: y; z\n"
+    "while q:\n    pass\nelse:\n    r\n",
 ]
 
 
@@ -81,7 +117,7 @@ def test_positions_are_libcsts_own(source):
     module.visit(collector)
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     positions = Positions(module, collector.parents)
-    nodes = [n for n in collector.order if n is not module]
+    nodes = [n for n in collector.nodes if n is not module]
     assert nodes
     for node in nodes:
         want = public[node].start
@@ -101,79 +137,88 @@ WALK_SOURCES = [
 ]
 
 
+class _Seen(cst.CSTVisitor):
+    def __init__(self):
+        self.nodes = []
+
+    def on_visit(self, node):
+        self.nodes.append(node)
+        return True
+
+
 @pytest.mark.parametrize("order", ["as_written", "reversed"])
 def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
     """QuickVisitor.walk reads children field by field, in the order libcst's own visit has; the
-    order is learnt per node type, and again when a field it only visits when set turns up (an
-    f-string's format spec), whichever kind of node comes first."""
-    from tf_grl_migrate import traversal as nodes
-
-    sources = [*WALK_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)]
-    nodes._FIELDS.clear()
-    for source in sources if order == "as_written" else sources[::-1]:
-        module = cst.parse_module(source)
-        theirs, ours = _Collector(), _Collector()
-        module.visit(theirs)
-        ours.walk(module)
-        assert list(ours.order) == list(theirs.order)
-        assert ours.parents == theirs.parents
-
-
-class _Recorder(cst.CSTVisitor):
-    """Every hook libcst calls, field hooks included (ClassDef and Call fields, and a visit that
-    visits its children itself and skips libcst's own walk of them, as ScopeVisitor's do)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def on_visit(self, node):
-        self.calls.append(("visit", type(node).__name__))
-        if isinstance(node, cst.Lambda):
-            node.body.visit(self)
-            return False
-        return True
-
-    def on_leave(self, original_node):
-        self.calls.append(("leave", type(original_node).__name__))
-
-    def visit_ClassDef_bases(self, node):
-        self.calls.append(("visit field", "bases"))
-
-    def leave_ClassDef_bases(self, node):
-        self.calls.append(("leave field", "bases"))
-
-    def visit_Call_args(self, node):
-        self.calls.append(("visit field", "args"))
-
-    def leave_Call_args(self, node):
-        self.calls.append(("leave field", "args"))
-
-
-def test_a_visitor_that_walks_itself_sees_libcsts_calls_in_libcsts_order():
-    """A visitor class registered with walks_itself takes the quick walk for every node.visit(it),
-    also those its own hooks start, with its field hooks at the places libcst calls them; any
-    other visitor still takes libcst's own visit, which the registration leaves untouched."""
+    order is learnt per node type (from the public ``children``), and again when a field seen
+    without a child turns up with one (an f-string's format spec, a parenthesis), whichever kind
+    of node comes first. The planner's walk reads a comprehension's element after its ``for``."""
     from tf_grl_migrate import traversal
 
-    class Quick(traversal.Quick, _Recorder):
-        pass
+    class Quick(traversal.QuickVisitor):
+        def __init__(self):
+            self.nodes = []
 
-    traversal.walks_itself(Quick)
-    sources = [*WALK_SOURCES, "class A(B, C, metaclass=D):\n    e = f(g, h=i)\n    k = lambda: l(m)\n",
-               *(p.read_text(encoding="utf-8") for p in SOURCES)]
-    for source in sources:
+        def on_visit(self, node):
+            self.nodes.append(node)
+            return super().on_visit(node)
+
+    sources = [*WALK_SOURCES, "a = ((b))\nc = (d)(e)\n", *(p.read_text(encoding="utf-8") for p in SOURCES)]
+    traversal._FIELDS.clear()
+    for source in sources if order == "as_written" else sources[::-1]:
         module = cst.parse_module(source)
-        theirs, ours = _Recorder(), Quick()
-        assert module.visit(theirs) is not None
-        assert module.visit(ours) is module
-        assert ours.calls == theirs.calls
-    transformed = cst.parse_module("a = b\n").visit(_Renamer())
-    assert transformed.code == "a = c\n"  # a transformer is still libcst's own walk
+        theirs, ours, planner = _Seen(), Quick(), _Collector()
+        module.visit(theirs)
+        ours.walk(module)
+        planner.walk(module)
+        assert ours.nodes == theirs.nodes
+        assert set(map(id, planner.nodes)) == set(map(id, theirs.nodes))
+        for node in theirs.nodes:
+            for child in node.children:
+                assert planner.parents.get(child) is node
 
 
-class _Renamer(cst.CSTTransformer):
-    def leave_Name(self, original_node, updated_node):
-        return updated_node.with_changes(value="c") if original_node.value == "b" else updated_node
+def test_libcst_is_left_as_it_is():
+    """After a migration, libcst's own visit is still libcst's (nothing of it is replaced), and
+    the package imports from libcst only names its modules export, and reads no underscored
+    attribute libcst defines (the walk and the positions take libcst's public road)."""
+    import ast
+    import inspect
+
+    import libcst.codemod
+    import libcst.helpers
+    import libcst.metadata
+
+    from tf_grl_migrate import migrate_source
+
+    before = (cst.CSTNode.__dict__["visit"], cst.Module.__dict__["visit"])
+    report = migrate_source((CASES / "rewrite" / "dann_builder_class" / "before.py").read_text(encoding="utf-8"))
+    assert report.changed
+    assert (cst.CSTNode.__dict__["visit"], cst.Module.__dict__["visit"]) == before
+    assert inspect.getsourcefile(cst.CSTNode.visit).startswith(str(pathlib.Path(cst.__file__).parent))
+
+    private = set()
+    for module in (cst, libcst.metadata, libcst.helpers, libcst.codemod):
+        for name in dir(module):
+            for attribute in dir(getattr(module, name)) + [name]:
+                if attribute.startswith("_") and not attribute.startswith("__"):
+                    private.add(attribute)
+    package = pathlib.Path(__file__).parent.parent / "tf_grl_migrate"
+    trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in package.rglob("*.py")}
+    ours = {n.name for tree in trees.values() for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    ours |= {n.attr for tree in trees.values() for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    private -= ours | {"_fields"}  # the package's own names; ast's node fields
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "libcst":
+                exported = getattr(__import__(node.module, fromlist=["__all__"]), "__all__", ())
+                assert all(a.name in exported for a in node.names), (name, node.module)
+            elif isinstance(node, ast.Import):
+                assert all(not a.name.startswith("libcst.") for a in node.names), name
+            elif isinstance(node, ast.Attribute):
+                assert node.attr not in private, (name, node.lineno, node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert node.value not in private, (name, node.lineno, node.value)
 
 
 @pytest.mark.parametrize("arity", range(1, 9))

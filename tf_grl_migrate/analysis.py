@@ -1,5 +1,5 @@
 """Gather and decide: every gradient registration and override site of a module, with the facts
-about them (libcst scope analysis), and per site whether the rewrite provably keeps TF1's
+about them (what each name means: bindings.py, gathered in the same walk), and per site whether the rewrite provably keeps TF1's
 gradients, or the coded refusal that says why not. No node is changed here."""
 
 from __future__ import annotations
@@ -7,78 +7,22 @@ from __future__ import annotations
 import os
 
 import libcst as cst
-from libcst.metadata import (
-    Assignment,
-    BaseMetadataProvider,
-    ClassScope,
-    ExpressionContext,
-    ExpressionContextProvider,
-    FunctionScope,
-    GlobalScope,
-    ImportAssignment,
-    MetadataWrapper,
-    ScopeProvider,
-)
+from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
+from .bindings import COMPREHENSION_LATE, Assignment, Bindings, ClassScope, FunctionScope, GlobalScope, ImportAssignment
 from .idioms import override_block, registered_gradient, straight_through
 from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _is_runtime_map, _load_names, operator_spelling
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
-from .traversal import Positions, QuickVisitor, walks_itself
-
-try:  # libcst's own scope analysis, run without its batched walks (see _scopes)
-    from libcst.metadata.scope_provider import ScopeVisitor
-except ImportError:  # pragma: no cover - a libcst that moved it: the public provider does the same
-    ScopeVisitor = None
-
-if ScopeVisitor is not None:
-    @walks_itself
-    class _QuickScopeVisitor(ScopeVisitor, QuickVisitor):
-        """libcst's scope visitor, its hooks found once per type; its walk (and the walks its
-        hooks start on children) rebuilds no node."""
-
-    class _Scopes(BaseMetadataProvider):
-        """ScopeProvider's work: its visit_Module runs this one visitor."""
-
-        METADATA_DEPENDENCIES = (ExpressionContextProvider,)
-
-        def _gen_impl(self, module):
-            visitor = _QuickScopeVisitor(self)
-            module.visit(visitor)
-            visitor.infer_accesses()
-
-
-def _scopes(wrapper: MetadataWrapper, stores: dict | None = None):
-    """The scope of every node, as ``wrapper.resolve(ScopeProvider)`` gives it. As a batchable
-    provider it costs a batched walk over every node (and an ``inspect.getmembers``), the wrapper
-    adds an empty one after it, and the expression-context provider it depends on is one more
-    walk, asked one thing: which Names are stored. So libcst's scope visitor runs directly, and
-    the stored Names come from the planner's own walk (``stores``, from
-    ``_Collector.stored_names``; gathered here when not given): the same scopes, compared with
-    libcst's own in tests/test_engine.py. A libcst without these internals takes the public road."""
-    if ScopeVisitor is None:  # pragma: no cover
-        return wrapper.resolve(ScopeProvider)
-    if stores is None:
-        collector = _Collector()
-        collector.walk(wrapper.module)
-        stores = collector.stored_names()
-    try:
-        wrapper._metadata.setdefault(ExpressionContextProvider, stores)
-        return _Scopes()._gen(wrapper)
-    except AttributeError:  # pragma: no cover - internals changed
-        return wrapper.resolve(ScopeProvider)
-
-
-# The nodes where libcst's ExpressionContextVisitor starts a STORE context, and the field it
-# starts it on (its visit_<Node> methods); _Collector.stored_names follows it down.
-_STORE_FIELD = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
-                cst.NamedExpr: "target", cst.AsName: "name", cst.CompFor: "target", cst.For: "target",
-                cst.ClassDef: "name", cst.FunctionDef: "name", cst.Param: "name"}
+from .traversal import NodeMap, Positions, QuickVisitor
 
 
 class _Collector(QuickVisitor):
+    late = COMPREHENSION_LATE  # read as scope analysis reads it: a comprehension's `for` first
+
     def __init__(self):
+        self.bindings = Bindings()  # scopes, bindings and reads, gathered in this walk
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
         self.name_withs: list[tuple[cst.With, cst.WithItem]] = []
@@ -91,23 +35,24 @@ class _Collector(QuickVisitor):
         self.exprs: list[cst.SimpleStatementLine] = []
         self.names: set[str] = set()
         # what libcst's ParentNodeProvider gives, from this one pass (its own pass costs ~20% of a file)
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.order: dict[cst.CSTNode, int] = {}  # pre-order index: which of two nodes starts first
+        self.parents = NodeMap()
+        self.order = NodeMap()  # pre-order index: which of two nodes starts first
+        self.nodes: list[cst.CSTNode] = []  # in that order
         self._stack: list[cst.CSTNode] = []
-        self.store_roots: list[cst.CSTNode] = []  # where ExpressionContextProvider starts a STORE context
 
     def on_visit(self, node):
-        self.order[node] = len(self.order)
+        nid = id(node)
+        self.order.by_id[nid] = len(self.nodes)
+        self.nodes.append(node)
         if self._stack:
-            self.parents[node] = self._stack[-1]
+            self.parents.by_id[nid] = self._stack[-1]
         self._stack.append(node)
-        stored = _STORE_FIELD.get(type(node))
-        if stored is not None:
-            self.store_roots.append(getattr(node, stored))
+        self.bindings.enter(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node):
         self._stack.pop()
+        self.bindings.leave(original_node)
         super().on_leave(original_node)
 
     def visit_With(self, node):
@@ -162,23 +107,6 @@ class _Collector(QuickVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
-
-    def stored_names(self) -> dict:
-        """What ExpressionContextProvider would say STORE of, for the one question libcst's scope
-        analysis asks it (is this Name assigned, or read): the Names its visitor reaches in a STORE
-        context, which starts at these targets and passes only through tuples, lists and starred
-        elements (an attribute or a subscript reads its parts). Gathered in this walk, not in one
-        more walk of libcst's over every node; tests/test_engine.py compares with libcst's."""
-        stores, stack = {}, list(self.store_roots)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name):
-                stores[node] = ExpressionContext.STORE
-            elif isinstance(node, (cst.Tuple, cst.List)):
-                stack.extend(element.value for element in node.elements)
-            elif isinstance(node, cst.StarredElement):
-                stack.append(node.value)
-        return stores
 
 
 class _BodyScan(QuickVisitor):
@@ -269,7 +197,7 @@ class Planner:
         # node), and positions are computed only when a diagnostic needs one.
         collector = _Collector()
         collector.walk(self.module)
-        self.scopes = _scopes(wrapper, collector.stored_names())
+        self.scopes = collector.bindings.finish()
         self._positions = None
         self.line_of = lambda line: line  # a slice's lines are mapped to the whole module's
         self.diagnostics: list[Diagnostic] = []
@@ -291,7 +219,7 @@ class Planner:
         scope = self.scopes.get(node)
         if scope is None:
             return set()
-        names = {q.name for q in scope.get_qualified_names_for(node)}
+        names = scope.qualified_names(node)
         return names if raw else {ops.canonical(name) for name in names}
 
     def pos(self, node) -> tuple[int, int]:
@@ -300,14 +228,13 @@ class Planner:
         line, column = self._positions.start(node)
         return self.line_of(line), column + 1
 
-    def referents(self, name: cst.Name):
+    def referents(self, name: cst.Name) -> list:
+        """The bindings ``name`` may read, in source order."""
         scope = self.scopes.get(name)
         if scope is None:
-            return set()
-        for access in scope.accesses[name]:
-            if access.node is name:
-                return set(access.referents)
-        return set()
+            return []
+        access = scope.access_of(name)
+        return access.referents if access is not None else []
 
     def simple_assign_value(self, assignment):
         """For ``name = <value>`` (one target, alone on its line): (statement, value)."""
@@ -765,7 +692,7 @@ class Planner:
                 refs = self.referents(value)
                 return bool(refs) and all(isinstance(r, ImportAssignment) and isinstance(r.scope, GlobalScope)
                                           for r in refs)
-        refs = self.referents(value) if isinstance(value, cst.Name) else set()
+        refs = self.referents(value) if isinstance(value, cst.Name) else []
         return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
 
     def dispatch(self, expr, values: list):

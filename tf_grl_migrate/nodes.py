@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
-from libcst.metadata import ClassScope
 
+from .bindings import ClassScope
 from . import precheck
 from .traversal import QuickVisitor
 

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ImportAssignment
 
+from .bindings import GlobalScope, ImportAssignment
 from . import facts, idioms, ops
 from .analysis import Planner
 from .idioms import registered_gradient, runtime_reversal, straight_through

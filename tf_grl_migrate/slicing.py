@@ -83,12 +83,13 @@ class Slice:
         return new
 
 
-def _names(node, unit: "_Unit | None" = None) -> tuple[set, set]:
+def _names(node, unit: "_Unit | None" = None, nodes=None) -> tuple[set, set]:
     """(identifiers, bare names) anywhere under node. With ``unit`` (a top-level def or class), the
     same walk also gathers into it what it may bind at module level (``global`` names, walrus
-    targets), the attributes it assigns and the names it reads."""
+    targets), the attributes it assigns and the names it reads. ``nodes``: every node under
+    ``node`` (``ast.walk``'s), where the caller has them."""
     names, bare = set(), set()
-    for n in ast.walk(node):
+    for n in ast.walk(node) if nodes is None else nodes:
         if isinstance(n, ast.Name):
             names.add(n.id)
             bare.add(n.id)
@@ -160,34 +161,37 @@ def _unit_facts(unit: "_Unit") -> None:
     unit.mentions, unit.bare = _names(unit.node, unit)
 
 
-def _receivers(stmt) -> set:
-    """Identifiers in the receivers of ``X.gradient_override_map`` under stmt (what may hold the graph)."""
+def _receivers(nodes) -> set:
+    """Identifiers in the receivers of ``X.gradient_override_map`` among ``nodes`` (what may hold the graph)."""
     out = set()
-    for n in ast.walk(stmt):
+    for n in nodes:
         if isinstance(n, ast.Attribute) and n.attr in _MARKERS:
             out |= _names(n.value)[0]
     return out
 
 
-def _feeds(stmt, receivers: set) -> set:
-    """Identifiers in values assigned, under stmt, to a name or attribute among the receivers."""
+def _assignments(nodes) -> list:
+    return [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+
+
+def _feeds(assignments: list, receivers: set) -> set:
+    """Identifiers in values assigned (by ``assignments``) to a name or attribute among the receivers."""
     out = set()
-    for n in ast.walk(stmt):
-        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            hit = {t.id if isinstance(t, ast.Name) else t.attr for target in targets for t in ast.walk(target)
-                   if isinstance(t, (ast.Name, ast.Attribute))}
-            if hit & receivers:
-                out |= _names(n.value)[0]
+    for n in assignments:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        hit = {t.id if isinstance(t, ast.Name) else t.attr for target in targets for t in ast.walk(target)
+               if isinstance(t, (ast.Name, ast.Attribute))}
+        if hit & receivers:
+            out |= _names(n.value)[0]
     return out
 
 
-def _values(stmt) -> set:
+def _values(nodes) -> set:
     """Bare names used other than as the function of a call (``MAP``, ``G``, a gradient function
     passed to ``RegisterGradient(...)``): their other uses matter; a helper only called does not."""
-    called = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    out = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and id(n) not in called}
-    for n in ast.walk(stmt):
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    out = {n.id for n in nodes if isinstance(n, ast.Name) and id(n) not in called}
+    for n in nodes:
         if isinstance(n, (ast.Global, ast.Nonlocal)):
             out.update(n.names)
     return out
@@ -239,13 +243,16 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     kept = [s for s in body if id(s) not in elided_ids and not isinstance(s, (ast.Import, ast.ImportFrom))]
     seen, bound = set(), set()  # names statements mentioning gradients use as values; what kept code binds
     plain = []  # other kept statements (`if __name__ == "__main__": main()`): their names count once
+    assignments = []  # per kept statement, the assignments in it (what may feed a receiver)
     for stmt in kept:  # they bind a name that counts (a map or graph an override reads)
-        bare, binds = _names(stmt)[1], _module_binds(stmt)
-        receivers |= _receivers(stmt)
+        nodes = list(ast.walk(stmt))
+        bare, binds = _names(stmt, nodes=nodes)[1], _module_binds(stmt)
+        receivers |= _receivers(nodes)
+        assignments.append(_assignments(nodes))
         bound |= binds
         if _SEED.search(_text(stmt, lines)):
             core |= binds
-            seen |= _values(stmt)
+            seen |= _values(nodes)
             mentions |= bare
         else:
             plain.append((binds, bare))
@@ -255,7 +262,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
             core |= _imported(stmt)
     grown = True
     while grown:  # what the receivers were assigned from may hold the graph too
-        more = set().union(*(_feeds(s, receivers) for s in kept)) - receivers if kept else set()
+        more = set().union(*(_feeds(a, receivers) for a in assignments)) - receivers if kept else set()
         receivers |= more
         grown = bool(more)
     changed = True
@@ -272,7 +279,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
                 mentions |= unit.bare
                 core |= unit.binds & seen  # bound here (a `global`), used by an override: every use counts
                 bound |= unit.binds
-                receivers |= _feeds(unit.node, receivers)
+                receivers |= _feeds(_assignments(ast.walk(unit.node)), receivers)
                 kept.append(unit.node)
     elided = [u for u in units if not u.kept]
     if not elided:

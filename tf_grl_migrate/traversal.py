@@ -1,14 +1,42 @@
-"""Reading libcst trees faster than libcst's public road, with the same answers (each checked
-against libcst's own in tests/test_engine.py): visitors that find their hooks once per node type
-and walk without rebuilding nodes, and the positions of the few nodes a diagnostic names."""
+"""Reading libcst trees through libcst's public API, faster than its own walk, with the same
+answers (each checked against libcst's own in tests/test_engine.py): visitors that find their
+hooks once per node type and walk without rebuilding nodes, maps keyed by node identity, and the
+positions of the few nodes a diagnostic names. Nothing of libcst is replaced or reached into."""
 
 from __future__ import annotations
 
 import dataclasses
-import re
-from contextlib import contextmanager
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+
+def _is_stub(hook, name: str) -> bool:
+    """Whether ``hook`` is libcst's own do-nothing ``visit_*`` / ``leave_*`` (inherited, not overridden)."""
+    return any(getattr(base, name, None) is hook for base in (cst.CSTVisitor, cst.CSTTransformer))
+
+
+class NodeMap:
+    """A mapping keyed by node identity: a libcst node hashes in Python (its ``__hash__`` is a
+    Python method), and a walk stores an entry or two for every node, so these dicts are keyed
+    by ``id(node)``; the tree they describe holds every node alive meanwhile."""
+
+    __slots__ = ("by_id",)
+
+    def __init__(self, by_id: dict | None = None):
+        self.by_id = {} if by_id is None else by_id
+
+    def get(self, node, default=None):
+        return self.by_id.get(id(node), default)
+
+    def __getitem__(self, node):
+        return self.by_id[id(node)]
+
+    def __contains__(self, node) -> bool:
+        return id(node) in self.by_id
+
+    def __len__(self) -> int:
+        return len(self.by_id)
 
 
 class Quick:
@@ -26,10 +54,10 @@ class Quick:
 
     @classmethod
     def _find_attribute_hooks(cls) -> None:
-        hooks = frozenset(  # libcst's typed stubs for every (node, field) are marked no-ops
+        hooks = frozenset(  # not libcst's typed stubs for every (node, field)
             tuple(name.split("_", 2)) for name in dir(cls)
             if name.startswith(("visit_", "leave_")) and name.count("_") >= 2 and name.split("_", 2)[1][:1].isupper()
-            and not getattr(getattr(cls, name), "_is_no_op", False))
+            and not _is_stub(getattr(cls, name), name))
         type.__setattr__(cls, "_attribute_hooks", hooks)
         type.__setattr__(cls, "_hooked_types", frozenset(node for _, node, _ in hooks))
 
@@ -91,110 +119,77 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         if hook is not None:
             hook(self, original_node)
 
+    late: dict | None = None  # node type -> fields read after the others (a comprehension's element)
+
     def walk(self, node) -> None:
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
-        children are read field by field in libcst's own order (recorded once per node type)."""
-        _walk(self, node, self._hooked_types)
+        children are read field by field in libcst's own order (recorded once per node type),
+        except the fields ``late`` names for a type, read after its others."""
+        _walk(self, node, self._hooked_types, self.late)
 
 
-def _walk(visitor, node, hooked: frozenset) -> None:
+def _walk(visitor, node, hooked: frozenset, late: dict | None = None) -> None:
     if visitor.on_visit(node):
         known = _FIELDS.get(type(node))
         fields = None
         if known is not None:
-            fields = known[1].get(tuple([_is_set(getattr(node, f)) for f in known[0]]) if known[0] else ())
+            fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
+        if fields is None:
+            fields = _fields(node)
+        if late and type(node) in late:
+            last = late[type(node)]
+            fields = [f for f in fields if f not in last] + [f for f in fields if f in last]
         attributes = hooked and type(node).__name__ in hooked
-        for field in _fields(node) if fields is None else fields:
+        for field in fields:
             if attributes:
                 visitor.on_visit_attribute(node, field)
             value = getattr(node, field)
             if isinstance(value, (tuple, list)):
                 for child in value:
-                    _walk(visitor, child, hooked)
+                    _walk(visitor, child, hooked, late)
             elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                _walk(visitor, value, hooked)
+                _walk(visitor, value, hooked, late)
             if attributes:
                 visitor.on_leave_attribute(node, field)
     visitor.on_leave(node)
 
 
-class _SelfWalking:
-    """Visitor classes whose every ``node.visit(visitor)`` takes the walk above: those whose own
-    hooks visit children themselves (``node.body.visit(self)``, as libcst's ScopeVisitor does), which
-    ``QuickVisitor.walk`` cannot reach. ``CSTNode.visit`` and ``Module.visit`` get a dispatcher once,
-    on the first registration; any other visitor goes on to libcst's own method, untouched."""
-
-    classes: set[type] = set()
-
-    @classmethod
-    def register(cls, visitor_class: type) -> type:
-        if not issubclass(visitor_class, Quick):
-            raise TypeError(f"{visitor_class.__name__} must have traversal.Quick among its bases")
-        for klass in (cst.CSTNode, cst.Module):
-            original = klass.__dict__["visit"]
-            if getattr(original, "_walks", None) is not cls.classes:
-                klass.visit = cls._dispatcher(original)
-        cls.classes.add(visitor_class)
-        return visitor_class
-
-    @classmethod
-    def _dispatcher(cls, original):
-        classes = cls.classes
-
-        def visit(self, visitor):
-            if visitor.__class__ not in classes:
-                return original(self, visitor)
-            _walk(visitor, self, visitor._hooked_types)
-            return self
-
-        visit._walks = classes
-        visit.__doc__, visit.__name__, visit.__qualname__ = original.__doc__, original.__name__, original.__qualname__
-        return visit
-
-
-walks_itself = _SelfWalking.register
-
-
 _FIELDS: dict[type, tuple] = {}  # node type -> (fields whose presence picks the order, {presence: fields in order})
 
 
-class _FieldOrder(cst.CSTVisitor):
-    """Records the fields a node's own ``_visit_and_replace_children`` visits, in its order."""
-
-    def __init__(self):
-        self.fields = []
-
-    def on_visit(self, node):
+def _has(value) -> bool:
+    """Whether a field holds a child node: not None, no MaybeSentinel, no empty sequence."""
+    if value is None or value.__class__ is cst.MaybeSentinel:
         return False
-
-    def on_leave(self, original_node):
-        pass
-
-    def on_visit_attribute(self, node, attribute):
-        self.fields.append(attribute)
-
-    def on_leave_attribute(self, original_node, attribute):
-        pass
-
-
-def _is_set(value) -> bool:
-    return value is not None and value.__class__ is not cst.MaybeSentinel
+    return bool(value) if isinstance(value, (tuple, list)) else True
 
 
 def _fields(node) -> tuple:
-    """The fields libcst visits on ``node``, in its order. A type may visit a field only when it
-    is set (an f-string's ``format_spec``), so the order is kept per type and per presence of
-    the fields seen unset and unvisited (each such field joins the key; a field set but never
-    visited holds no node, a ``str``)."""
-    order = _FieldOrder()
-    node._visit_and_replace_children(order)
-    fields = tuple(order.fields)
-    unset = {f.name for f in dataclasses.fields(node) if f.name not in fields and not _is_set(getattr(node, f.name))}
+    """The fields libcst visits on ``node``, in its order: read from the node's public
+    ``children`` (libcst's own visit order), each child found in the field holding it. A field
+    with no child (None, a sentinel, an empty sequence) has no place in that order, so the order
+    is kept per type and per presence of the fields seen without one (each such field joins the
+    key); a field that holds no node at all is a ``str``, never visited."""
+    owner = {}
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, (tuple, list)):
+            for child in value:
+                owner[id(child)] = f.name
+        elif isinstance(value, cst.CSTNode):
+            owner[id(value)] = f.name
+    order: list[str] = []
+    for child in node.children:
+        name = owner[id(child)]
+        if not order or order[-1] != name:
+            order.append(name)
+    fields = tuple(order)
+    absent = {f.name for f in dataclasses.fields(node) if f.name not in fields and not _has(getattr(node, f.name))}
     keys, orders = _FIELDS.get(type(node), ((), {}))
-    if not unset <= set(keys):
-        keys, orders = tuple(sorted(unset.union(keys))), {}
-    orders[tuple([_is_set(getattr(node, f)) for f in keys])] = fields
+    if not absent <= set(keys):
+        keys, orders = tuple(sorted(absent.union(keys))), {}
+    orders[tuple([_has(getattr(node, f)) for f in keys])] = fields
     _FIELDS[type(node)] = (keys, orders)
     return fields
 
@@ -203,100 +198,108 @@ _UNKNOWN = object()
 
 
 def _real_hook(cls, prefix: str, node):
-    hook = getattr(cls, prefix + type(node).__name__, None)
-    return None if hook is None or getattr(hook, "_is_no_op", False) else hook
+    name = prefix + type(node).__name__
+    hook = getattr(cls, name, None)
+    return None if hook is None or _is_stub(hook, name) else hook
 
-
-try:  # the plain code generator's state, to track lines while generating one statement
-    from libcst._nodes.internal import CodegenState
-except ImportError:  # pragma: no cover - a libcst that moved it: positions take the public road
-    CodegenState = None
-
-_NEWLINE = re.compile(r"\r\n?|\n")
 
 
 def _newlines(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
-class _Found(Exception):
-    pass
+def children(node) -> list:
+    """``node.children``, in libcst's order, from the field order learnt once per type."""
+    known = _FIELDS.get(type(node))
+    fields = None
+    if known is not None:
+        fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
+    out = []
+    for field in _fields(node) if fields is None else fields:
+        value = getattr(node, field)
+        if isinstance(value, (tuple, list)):
+            out.extend(value)
+        elif _has(value):
+            out.append(value)
+    return out
 
 
-if CodegenState is not None:
-    class _Finder(CodegenState):
-        """Generates code like libcst's PositionProvider does, keeping only the line and column,
-        and stops at the one node asked for with the start PositionProvider records for it (its
-        syntactic position where it has one, else where its code starts)."""
-
-        def __init__(self, module, line: int, target):
-            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-            self.line, self.column, self.target, self.start = line, 0, target, None
-
-        def add_indent_tokens(self):
-            for token in self.indent_tokens:
-                self.add_token(token)
-
-        def add_token(self, value):
-            if "\n" in value or "\r" in value:
-                segments = _NEWLINE.split(value)
-                self.line += len(segments) - 1
-                self.column = len(segments[-1])
-            else:
-                self.column += len(value)
-
-        def before_codegen(self, node):
-            if node is self.target:
-                self.start = (self.line, self.column)
-
-        def after_codegen(self, node):
-            if node is self.target:
-                raise _Found(self.start)
-
-        @contextmanager
-        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-            if node is self.target:
-                if start_node is None:
-                    raise _Found((self.line, self.column))
-                self.target = start_node  # an indented block starts where its first statement does
-            yield
+_PASS = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
 
 
 class Positions:
     """Where a node starts (line, 1-based; column, 0-based), as ``PositionProvider`` says, without
-    its pass over the whole module: a diagnostic needs the positions of a few nodes, and libcst's
-    provider records a range for every node (about twice a parse). Here the top-level statements
-    before the node's own are generated plainly to count their lines (once, cached), and only that
-    statement is generated again, tracking lines and columns until the node is reached."""
+    its pass over the whole module (it records a range for every node: about two parses' cost,
+    where a diagnostic needs the positions of a few nodes).
 
-    def __init__(self, module: cst.Module, parents: dict):
+    The line where the innermost statement holding the node starts is counted from the code of
+    what comes before it (each statement's start, once: a statement starts where its parent does,
+    plus the lines of the parent's children before it; no token of a node's own holds a newline).
+    The provider then runs on that statement alone, inside ``if _:`` blocks indented as its own
+    blocks are (so every column is the one it has in the module); a compound statement whose
+    header holds the node is given a one-line body."""
+
+    def __init__(self, module: cst.Module, parents):
         self.module, self.parents = module, parents
-        self.top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
-        self.starts = [1 + len(module.header)]  # first line of each top-level statement, as far as known
+        self._lines: dict[int, int] = {id(module): 1}  # id(node) -> the line its code starts on
         self._provider = None
 
     def start(self, node) -> tuple[int, int]:
-        top = node
-        while id(top) not in self.top_index:
-            top = self.parents.get(top)
-            if top is None:
+        chain = [node]  # node, its parent, ... up to the module
+        while chain[-1] is not self.module:
+            parent = self.parents.get(chain[-1])
+            if parent is None:
                 return self._public(node)
-        index = self.top_index[id(top)]
-        while len(self.starts) <= index:
-            self.starts.append(self.starts[-1] + _newlines(self.module.code_for_node(self.module.body[len(self.starts) - 1])))
-        if CodegenState is None:  # pragma: no cover
+            chain.append(parent)
+        # the innermost statement of a block (not an `elif`, which its `if` generates)
+        at = next((i for i, n in enumerate(chain[:-1]) if isinstance(n, cst.BaseStatement)
+                   and isinstance(chain[i + 1], (cst.IndentedBlock, cst.Module))), None)
+        if at is None:
             return self._public(node)
+        statement, blocks = chain[at], [n for n in chain[at + 1:] if isinstance(n, cst.IndentedBlock)]
+        alone = statement
+        if isinstance(statement, cst.BaseCompoundStatement) and at > 0 and _before_body(statement, chain[at - 1]):
+            alone = statement.with_changes(body=_PASS)
+        wrapped = alone
+        for block in blocks:
+            wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
+        synthetic = self.module.with_changes(body=[wrapped], header=[], footer=[])
+        positions = MetadataWrapper(synthetic, unsafe_skip_copy=True).resolve(PositionProvider)
+        where = positions[alone if node is statement else node].start
+        return self._line(chain, at) + where.line - 1 - len(blocks), where.column
+
+    def _line(self, chain: list, index: int) -> int:
+        """The line ``chain[index]``'s code starts on."""
+        node = chain[index]
+        line = self._lines.get(id(node))
+        if line is None:
+            parent = chain[index + 1]
+            line = self._line(chain, index + 1)
+            for child in children(parent):
+                if child is node:
+                    break
+                line += self._newlines_in(child)
+            self._lines[id(node)] = line
+        return line
+
+    def _newlines_in(self, node) -> int:
         try:
-            top._codegen(_Finder(self.module, self.starts[index], node))
-        except _Found as found:
-            if found.args[0] is not None:
-                return found.args[0]
-        return self._public(node)
+            return _newlines(self.module.code_for_node(node))
+        except SyntaxError:  # a part generated only within its parent (an annotation: libcst's CSTCodegenError)
+            return sum(self._newlines_in(child) for child in children(node))  # its own tokens hold none
 
     def _public(self, node) -> tuple[int, int]:
         if self._provider is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
-
             self._provider = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         p = self._provider[node].start
         return p.line, p.column
+
+
+def _before_body(statement, child) -> bool:
+    """Whether ``child`` of a compound statement comes before its body (is in its header)."""
+    for part in children(statement):
+        if part is statement.body:
+            return False
+        if part is child:
+            return True
+    return False

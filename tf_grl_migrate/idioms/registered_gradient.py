@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
-from libcst.metadata import ClassScope, FunctionScope, GlobalScope
 
+from ..bindings import ClassScope, FunctionScope, GlobalScope
 from .. import ops
 from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
