@@ -49,7 +49,6 @@ def test_bindings_answer_as_libcsts_scope_provider(source):
     """bindings.Bindings, gathered in the planner's walk, gives what libcst's public ScopeProvider
     gives: the scope of every statement and expression, the qualified names of every name,
     attribute and call, what every read may see, and every binding with the reads that see it."""
-    from libcst.metadata import ScopeProvider
 
     module = cst.parse_module(source)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from . import facts, precheck, safety, slicing
+from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import _code
 from .report import Diagnostic
-from .idioms import dann_reexport, keras_engine
 from .rewrite import Rewriter, _Builder, _keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
@@ -68,13 +67,13 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     if not sites and not exported and not any(planner.taken.values()):
         return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
-    diagnostics = sorted([*diagnostics, *keras_engine.notes(planner)])
+    diagnostics = sorted([*diagnostics, *(note for rule in idioms.note_rules() for note in rule.notes(planner))])
     removed, dissolved = plan.machinery(planner.parents)
-    if use_runtime:
-        reexport = dann_reexport.reexport(wrapper.module, plan)
-        if reexport is not None:
-            safety.check(code, reexport.code, removed, dissolved, whole_module=True)
-            return Result(reexport.code, diagnostics)
+    for rule in idioms.module_rules():
+        whole = rule.rewrite_module(wrapper.module, plan) if use_runtime or not rule.IDIOM.runtime else None
+        if whole is not None:
+            safety.check(code, whole.code, removed, dissolved, whole_module=True)
+            return Result(whole.code, diagnostics)
     new_module = wrapper.module.visit(Rewriter(plan, planner.parents))
     new_code = _keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved, original_tree=tree)

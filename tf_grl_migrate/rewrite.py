@@ -12,7 +12,6 @@ import libcst as cst
 from .bindings import GlobalScope, ImportAssignment
 from . import facts, idioms, ops
 from .analysis import Planner
-from .idioms import registered_gradient, runtime_reversal, straight_through
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal)
 from .safety import SafetyError
@@ -358,6 +357,12 @@ class _Builder:
                     return _respelled(func, rest, "compat.v1." + rest)
         return _code(func)
 
+    def point_calls(self, reg: Registration, calls: list, name: str) -> None:
+        """The op calls of a converted registration call ``name`` (a maker's are chosen later)."""
+        if not reg.maker:
+            for call in calls:
+                self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
+
     def called_as(self, reg: Registration) -> str:
         name = self.callable_name(reg)
         return f"{reg.owner}.{name}" if reg.owner else name
@@ -371,8 +376,9 @@ class _Builder:
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
                 target = by_type[op.name]
-                if isinstance(target, ops.BuiltinGradient):
-                    name = straight_through.emit(self, site, call, op, target)
+                name = next((n for rule in idioms.call_rules() if (n := rule.convert_call(self, site, call, op, target))),
+                            None)
+                if name is not None:
                     self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
                     continue
                 if isinstance(target, facts.External) and target.import_from:
@@ -389,15 +395,7 @@ class _Builder:
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
-            scale = runtime_reversal.scale(self, reg, calls) if self.use_runtime and not reg.maker else None
-            if scale is not None:
-                runtime_reversal.emit(self, reg, scale, calls)
-                continue
-            name = self.called_as(reg)
-            registered_gradient.emit(self, reg)
-            if not reg.maker:
-                for call in calls:
-                    self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
+            next(rule for rule in idioms.registration_rules() if rule.convert_registration(self, reg, calls))
         for call, target in chosen:
             if isinstance(target, facts.External):
                 self.plan.calls[call] = _maker_call(target.access, self.spelled(call.func))

@@ -10,8 +10,9 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``runtime_map`` (``--use-runtime``): a model-wide block the inline rewrite refuses -> the same map
   entered through ``tf_grl_migrate.gradient_override_map``, registrations kept.
 - ``py_func`` (``--use-runtime``): ``py_func`` with a registered gradient -> ``tf_grl_migrate.py_func``.
-- ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export.
-- ``keras_engine``: a note on migrated files that import ``keras.engine``.
+- ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export
+  (a module rule: ``rewrite_module``).
+- ``keras_engine``: a note on migrated files that import ``keras.engine`` (a note rule: ``notes``).
 
 The planner (``analysis.py``) sees every registration and block of a module at once, since a
 registration stands or falls with all its uses: it runs the idioms' checks (registered_gradient's
@@ -28,12 +29,44 @@ import importlib
 
 from .base import Idiom
 
-MODULES = ("override_block", "registered_gradient", "straight_through", "runtime_reversal", "py_func",
+# In this order the rules below are tried: runtime_reversal converts an exact reversal before
+# registered_gradient, which converts every other registration.
+MODULES = ("override_block", "runtime_reversal", "registered_gradient", "straight_through", "py_func",
            "runtime_map", "dann_reexport", "keras_engine")
 
 
 def all_idioms() -> list[Idiom]:
     return [importlib.import_module(f"{__name__}.{name}").IDIOM for name in MODULES]
+
+
+@functools.lru_cache(maxsize=None)
+def _having(function: str) -> tuple:
+    """The idiom modules that define ``function``, in MODULES order."""
+    modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
+    return tuple(m for m in modules if hasattr(m, function))
+
+
+def call_rules() -> tuple:
+    """The idioms that convert one overridden op call themselves, whatever the registrations:
+    ``convert_call(builder, site, call, op, target)`` -> the name the call now calls, or None."""
+    return _having("convert_call")
+
+
+def registration_rules() -> tuple:
+    """The idioms that convert a registration and the calls of its op (the first that takes it):
+    ``convert_registration(builder, reg, calls)`` -> whether it did."""
+    return _having("convert_registration")
+
+
+def note_rules() -> tuple:
+    """The idioms that note something about a migrated module: ``notes(planner)`` -> diagnostics."""
+    return _having("notes")
+
+
+def module_rules() -> tuple:
+    """The idioms that may replace a migrated module whole: ``rewrite_module(module, plan)`` ->
+    the new code, or None (under ``--use-runtime`` only where their IDIOM says ``runtime``)."""
+    return _having("rewrite_module")
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,8 +77,7 @@ def runtime_rules() -> tuple:
     ``calls(taken)`` (the map calls it moved: no refusal for them), ``emit_all(builder, taken)``,
     and, for a refused block, ``hint(planner, call, site)`` (without ``--use-runtime``: the hint
     that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
-    modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
-    return tuple(m for m in modules if hasattr(m, "take"))
+    return _having("take")
 
 
 def runtime_hint(planner, call, site) -> str:

@@ -17,7 +17,7 @@ IDIOM = Idiom(
 )
 
 
-def reexport(module: cst.Module, plan):
+def rewrite_module(module: cst.Module, plan):
     """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
     builder class and a module-level instance of it, as the legacy module had.
 

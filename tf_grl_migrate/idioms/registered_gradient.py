@@ -447,6 +447,14 @@ def note_unused(planner):
 
 
 # -- emit -------------------------------------------------------------------------------------------
+def convert_registration(builder, reg, calls) -> bool:
+    """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
+    name = builder.called_as(reg)
+    emit(builder, reg)
+    builder.point_calls(reg, calls, name)
+    return True
+
+
 def emit(builder, reg):
     """The registration's function becomes the custom-gradient function (or its maker) in place:
     same body, ``op.inputs`` / ``op.outputs`` mapped; the registration itself (decorator, call

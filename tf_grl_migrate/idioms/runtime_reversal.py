@@ -87,6 +87,15 @@ def visible_at_sites(builder, expr, calls) -> bool:
     return True
 
 
+def convert_registration(builder, reg, calls) -> bool:
+    """Under ``--use-runtime``, an exact reversal's calls become ``tf_grl_migrate.flip_gradient``."""
+    found = scale(builder, reg, calls) if builder.use_runtime and not reg.maker else None
+    if found is None:
+        return False
+    emit(builder, reg, found, calls)
+    return True
+
+
 def emit(builder, reg, scale, calls):
     builder.plan.removed_defs.add(reg.fdef)
     builder.plan.remove(reg.fdef)

@@ -44,6 +44,11 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> tuple[str, str] | None
                       "write the intended @tf.custom_gradient by hand")
 
 
+def convert_call(builder, site, call, op: ops.OpType, target) -> str | None:
+    """A call whose target is a gradient TensorFlow provides: the generated function's name."""
+    return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
+
+
 def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
     """One generated function per block, op type and `name=` computing a gradient TensorFlow
     provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
