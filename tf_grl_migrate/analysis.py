@@ -10,9 +10,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
-from .bindings import COMPREHENSION_LATE, Assignment, Bindings, ClassScope, FunctionScope, GlobalScope, ImportAssignment
-from .idioms import override_block, registered_gradient, straight_through
-from .nodes import _code, _enclosing_scopes, _is_map_call, _is_plain, _is_runtime_map, _load_names, operator_spelling
+from .bindings import COMPREHENSION_LATE, Assignment, Bindings, FunctionScope, GlobalScope, ImportAssignment
+from .idioms import override_block, registered_gradient
+from .nodes import _code, _is_map_call, _is_runtime_map
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
 from .traversal import NodeMap, Positions, QuickVisitor
@@ -107,78 +107,6 @@ class _Collector(QuickVisitor):
 
     def visit_Name(self, node):
         self.names.add(node.value)
-
-
-class _BodyScan(QuickVisitor):
-    """Every call, operator and nested definition inside an override block."""
-
-    def __init__(self):
-        self.calls: list[cst.Call] = []
-        self.operators: list[cst.CSTNode] = []
-        self.nested: list[cst.CSTNode] = []
-        self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
-
-    def visit_Call(self, node):
-        self.calls.append(node)
-
-    # Each of these runs code the tool cannot see without a call in sight: the caller's `with`
-    # body (a @contextmanager's yield), a coroutine, a module's top level, a context manager's
-    # __enter__. TF1 applies the override to every op created there.
-    def visit_Yield(self, node):
-        self.opaque.append((node, "yield from" if isinstance(node.value, cst.From) else "yield"))
-
-    def visit_Await(self, node):
-        self.opaque.append((node, "await"))
-
-    def visit_Import(self, node):
-        self.opaque.append((node, "import " + _code(node.names[0].name)))
-
-    def visit_ImportFrom(self, node):
-        star = isinstance(node.names, cst.ImportStar)
-        module = "." * len(node.relative) + (_code(node.module) if node.module is not None else "")
-        self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
-
-    def visit_With(self, node):
-        if node.asynchronous is not None:
-            self.opaque.append((node, "async with"))
-        for item in node.items:
-            if not isinstance(item.item, cst.Call):
-                self.opaque.append((item, f"with {_code(item.item)}"))
-
-    def visit_For(self, node):
-        if node.asynchronous is not None:
-            self.opaque.append((node, "async for"))
-
-    def visit_CompFor(self, node):
-        if node.asynchronous is not None:
-            self.opaque.append((node, "async for"))
-
-    def visit_AugAssign(self, node):
-        self.operators.append(node)
-
-    def visit_BinaryOperation(self, node):
-        self.operators.append(node)
-
-    def visit_UnaryOperation(self, node):
-        self.operators.append(node)
-
-    def visit_FunctionDef(self, node):
-        self.nested.append(node)
-        return False
-
-    def visit_Lambda(self, node):
-        self.nested.append(node)
-        return False
-
-    def visit_ClassDef(self, node):
-        self.nested.append(node)
-        return False
-
-
-# builtins that create no op (not abs/round/min/max: `abs(t)` is Tensor.__abs__, an Abs op; not
-# hasattr/getattr: they run properties)
-_NO_OP_BUILTINS = frozenset("builtins." + n for n in (
-    "len", "range", "print", "isinstance", "issubclass", "int", "float", "str", "bool", "repr", "id", "type"))
 
 
 class Planner:
@@ -342,7 +270,7 @@ class Planner:
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)
-            site.refusal = self.analyze_site(site)
+            site.refusal = override_block.check(self, site)
 
     def taken_as_value(self) -> list:
         """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
@@ -424,238 +352,14 @@ class Planner:
         item = self.parents.get(as_name)
         return isinstance(as_name, cst.AsName) and isinstance(item, cst.WithItem) and self.is_graph(item.item, seen)
 
-    def analyze_site(self, site: Site):
-        call = site.item.item
-        if len(call.args) != 1 or call.args[0].keyword is not None:
-            return ("GRL105", "gradient_override_map call does not take one dict argument")
-        mapping = self.resolve_dict(call.args[0].value)
-        if isinstance(mapping, tuple):
-            return mapping
-        if mapping is None:
-            return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
-                              "rewrite the block by hand with @tf.custom_gradient")
-        if site.item.asname is not None:
-            return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
-        mapped: set[str] = set()
-        for element in mapping.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
-                return ("GRL105", "override map has a key that is not a string literal")
-            op_name = element.key.evaluated_value
-            op = ops.OP_TYPES.get(op_name)
-            if op is None and not ops.can_be_op_type(op_name):
-                # TF1 maps an op's *type*, and registered op types are CamelCase: `{"cast": ...}`,
-                # `{"clip_by_value": ...}` override nothing, unless a call the tool cannot see makes
-                # ops of a function's own name (checked below like any mapped type)
-                mapped.add(op_name)
-                site.phantoms.append(op_name)
-                continue
-            if op is None:
-                return ("GRL104", override_block.unknown_op(op_name, hint=not self.use_runtime))
-            target = self.match_target(element.value)
-            if isinstance(target, tuple):
-                return registered_gradient.helper_hint_checked(self, target, site, mapping)
-            refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
-            if refusal:
-                return refusal
-            mapped.add(op_name)
-            site.entries.append((op, target))
-        if not self.is_graph(call.func.value):
-            return ("GRL113", override_block.not_a_graph(_code(call.func)))
-        scan = self.body_scan(site)
-        recipe = override_block.recipe(_code(mapping))
-        if scan.opaque:
-            node, what = scan.opaque[0]
-            return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
-                              f"{self.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
-                              "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
-                              f"in a @tf.custom_gradient function, {recipe}")
-        if scan.nested:
-            return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
-                              "be overridden, so migrate this block by hand with @tf.custom_gradient")
-        by_type = {op.name: target for op, target in site.entries}
-        operators = []
-        for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
-            op_name = ops.operator_op_type(operator_spelling(node))
-            if op_name not in mapped:
-                continue
-            if self.wraps_operator(node, op_name, by_type[op_name]):
-                operators.append((node, ops.OP_TYPES[op_name]))
-                continue
-            return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
-                              "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
-                              "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
-                              "'Add' or a registration of this module, so rewrite them by hand with "
-                              "@tf.custom_gradient")
-        for index, inner in enumerate(scan.calls):
-            names = self.qn(inner.func, raw=True)
-            op = ops.op_type_of_callable(names)
-            if op is None:
-                if self.makes_none_of(inner, names, mapped):
-                    continue
-                inner, names = self._builder_call(scan.calls[index:], mapped)
-                return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
-                                  f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
-                                  f"those ops yourself in a @tf.custom_gradient function, {recipe}")
-            if op.name not in mapped:
-                continue
-            refusal = self.check_call_arguments(inner, op, by_type[op.name])
-            if refusal:
-                return refusal
-            site.calls.append((inner, op))
-        site.calls.extend(operators)
-        here = self.scopes.get(site.with_node)
-        visible = _enclosing_scopes(here)
-        for op, target in [(op, reg) for op, entry in site.entries for reg in _regs(entry)]:
-            registration = target.stmt if target.kind != "decorator" else target.fdef
-            if (self.scopes.get(registration) not in visible
-                    and not registered_gradient.reached_through_class(self, target, here)):
-                where = ("cannot see it" if not isinstance(self.scopes.get(registration), ClassScope) else
-                         "cannot see it (a class body's gradient function is called as `Class.function` only from "
-                         "the methods of a plain, undecorated module-level class bound once)")
-                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
-                                  f"{where}; move it to module level and migrate again")
-            # TF1 needs the registration only when gradients are taken; the migrated call needs its
-            # function when the op is created: in one scope, the registration must come first
-            if (self.scopes.get(registration) is here
-                    and self.collector.order[registration] > self.collector.order[site.with_node]):
-                return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
-                                  f"(line {self.pos(registration)[0]}), so the migrated call would run before its "
-                                  "function exists; move the registration above the block and migrate again")
-        return None
-
-    def body_scan(self, site) -> "_BodyScan":
+    def body_scan(self, site) -> override_block.BodyScan:
         """Every call, operator and nested definition in a block's body, found once per block."""
         scan = self._scans.get(site.with_node)
         if scan is None:
-            scan = self._scans[site.with_node] = _BodyScan()
+            scan = self._scans[site.with_node] = override_block.BodyScan()
             for stmt in site.with_node.body.body:
                 scan.walk(stmt)
         return scan
-
-    def unseen_code(self, site, mapping) -> str | None:
-        """What in the block hands control to code the tool cannot see (a call, as spelled, or a
-        ``yield`` / ``await`` / import / context manager / nested definition), or None: every
-        call in it is one the tool can see into or provably makes none of the mapped types."""
-        keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
-                and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
-                and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
-        scan = self.body_scan(site)
-        if scan.opaque:
-            return scan.opaque[0][1]
-        if scan.nested:
-            return "a nested definition"
-        found = self._builder_call(scan.calls, keys)
-        return _code(found[0].func) if found is not None else None
-
-    def _builder_call(self, calls, mapped):
-        """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
-        that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
-        call that builds the model, ``VGG16(...)``)."""
-        first = None
-        for call in calls:
-            names = self.qn(call.func, raw=True)
-            if ops.op_type_of_callable(names) is not None or self.makes_none_of(call, names, mapped):
-                continue
-            if first is None:
-                first = (call, names)
-            if not names or not all(n.startswith("builtins.") for n in names):
-                return call, names
-        return first
-
-    def wraps_operator(self, node, op_name: str, target) -> bool:
-        """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
-        provides, or a registration of this module) is wrapped like a call when it provably creates
-        that op: one operand is the result of a TensorFlow call that returns one Tensor (so
-        Tensor's operator runs, not numpy's or Python's)."""
-        if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS):
-            return False
-        if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
-            return False  # a registration picked by a name, or another module's: not for operators
-        return any(isinstance(side, cst.Call) and ops.returns_tensor(self.qn(side.func, raw=True))
-                   for side in (node.left, node.right))
-
-    def makes_none_of(self, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
-        """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
-        a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
-        Sign block; never in an Identity or Cast map: TF creates those along argument- and
-        dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain
-        function of this module (``hard_sigmoid(x)``) whose body holds nothing else, followed three
-        calls deep."""
-        if self.creates_no_op(call, names):
-            return True
-        if seen and self.enters_override(call):
-            return True
-        if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
-            return ops.op_type_of_callable(names).name not in mapped
-        created = ops.ops_created(names)
-        if created is not None and ops.shape_only(names) and len(call.args) > 1 + any(
-                a.keyword is not None and a.keyword.value == "name" for a in call.args):
-            return False  # known only as called with its shape: `maxval=`, `dtype=` may make other ops
-        if created is not None:  # not for Identity or Cast: TF makes them on argument- and dtype-dependent
-            return not created & mapped and not mapped & {"Identity", "Cast"}  # paths a float trace misses
-        fdef = self.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
-        if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
-            return False
-        scan = _BodyScan()
-        scan.walk(fdef.body)
-        if scan.opaque or scan.nested or any(
-                ops.operator_op_type(operator_spelling(n)) in mapped
-                for n in scan.operators):
-            return False
-        return all(self.makes_none_of(inner, self.qn(inner.func, raw=True), mapped, seen | {fdef})
-                   for inner in scan.calls)
-
-    def enters_override(self, call: cst.Call) -> bool:
-        """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
-        block calls: another override block, which makes no op as it is entered (its receiver's
-        other calls and its body are scanned like any other code). The types it maps do not matter
-        there: any op of the outer block's types in the helper refuses the outer block already.
-        Not in the block itself, where an inner map may give the outer block's types another
-        gradient."""
-        func = call.func
-        if self.qn(func) & ops.DEFAULT_GRAPH:
-            return True
-        return (isinstance(func, cst.Attribute) and func.attr.value == precheck.MARKER
-                and self.is_graph(func.value))
-
-    def creates_no_op(self, call: cst.Call, names) -> bool:
-        """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
-        are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
-        ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
-        literal. Iterating ones (``zip``, ``enumerate``, ``extend``) may drive a generator defined
-        elsewhere, whose code would run inside the block: not these."""
-        if names and names <= _NO_OP_BUILTINS:
-            return True
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "add")
-                and isinstance(func.value, cst.Name)):
-            return False
-        refs = self.referents(func.value)
-        return bool(refs) and all(
-            (found := self.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
-            for ref in refs)
-
-    def check_call_arguments(self, call: cst.Call, op: ops.OpType, target):
-        """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
-        its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
-        it), which the generated function passes on. A straight-through function is generated
-        beside the block, so its ``name=`` may be any expression without calls (read when the op is
-        created, as before); a registration's function lives where the registration was, so there
-        it must be a literal, the same at every use."""
-        positional = [a for a in call.args if a.keyword is None]
-        keywords = [a for a in call.args if a.keyword is not None]
-        if (len(positional) != op.arity or any(a.star for a in call.args)
-                or any(a.keyword.value != "name" for a in keywords)):
-            return ("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
-                              "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
-        if not keywords:
-            return None
-        value = keywords[0].value
-        if isinstance(target, ops.BuiltinGradient):
-            if not _is_plain(value) or isinstance(self.scopes.get(call), ClassScope) and _load_names(value):
-                return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
-                                  "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
-        return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
     def match_target(self, value):
         key = self.key(value)

@@ -8,8 +8,8 @@ import functools
 
 import libcst as cst
 
-from .bindings import ClassScope
 from . import precheck
+from .bindings import ClassScope
 from .traversal import QuickVisitor
 
 

@@ -1,11 +1,19 @@
 """The override block itself, ``with <graph>.gradient_override_map({...}):``, whatever its targets:
 the map must be a literal the tool can read, the receiver provably a ``tf.Graph``, the map entered
 by ``with``, and every op the block makes of a mapped type a call (or ``*`` / ``-``) the rewrite
-can wrap; a block that makes none is dissolved. Decided by analysis.Planner.analyze_site; the
-messages are here (no libcst here: this module's messages are plain text)."""
+can wrap; a block that makes none is dissolved. Its check (``check``, run by the planner on every
+block) and its messages are here."""
 
 from __future__ import annotations
 
+import libcst as cst
+
+from .. import ops, precheck
+from ..bindings import ClassScope
+from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
+from ..sites import Registration, _regs
+from ..traversal import QuickVisitor
+from . import registered_gradient, straight_through
 from .base import Idiom, source
 
 IDIOM = Idiom(
@@ -130,3 +138,307 @@ def phantom_keys(keys: str, hint: str) -> str:
     return (f"note: {keys} in this override map is no op type (op types are CamelCase, such as 'Cast' "
             f"or 'Maximum'), so TF1 overrode nothing for it and neither does the migrated code; if {hint} "
             "was meant, write that gradient with @tf.custom_gradient")
+
+
+def check(planner, site) -> tuple | None:
+    """A block's refusal (code, message), or None where the rewrite provably keeps TF1's
+    gradients: the map is one dict literal of op types the tool knows, each target a registration
+    or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
+    the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an
+    operator the rewrite can wrap; every registration it uses is visible at the block and defined
+    before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes."""
+    call = site.item.item
+    if len(call.args) != 1 or call.args[0].keyword is not None:
+        return ("GRL105", "gradient_override_map call does not take one dict argument")
+    mapping = planner.resolve_dict(call.args[0].value)
+    if isinstance(mapping, tuple):
+        return mapping
+    if mapping is None:
+        return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
+                          "rewrite the block by hand with @tf.custom_gradient")
+    if site.item.asname is not None:
+        return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+    mapped: set[str] = set()
+    for element in mapping.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
+            return ("GRL105", "override map has a key that is not a string literal")
+        op_name = element.key.evaluated_value
+        op = ops.OP_TYPES.get(op_name)
+        if op is None and not ops.can_be_op_type(op_name):
+            # TF1 maps an op's *type*, and registered op types are CamelCase: `{"cast": ...}`,
+            # `{"clip_by_value": ...}` override nothing, unless a call the tool cannot see makes
+            # ops of a function's own name (checked below like any mapped type)
+            mapped.add(op_name)
+            site.phantoms.append(op_name)
+            continue
+        if op is None:
+            return ("GRL104", unknown_op(op_name, hint=not planner.use_runtime))
+        target = planner.match_target(element.value)
+        if isinstance(target, tuple):
+            return registered_gradient.helper_hint_checked(planner, target, site, mapping)
+        refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
+        if refusal:
+            return refusal
+        mapped.add(op_name)
+        site.entries.append((op, target))
+    if not planner.is_graph(call.func.value):
+        return ("GRL113", not_a_graph(_code(call.func)))
+    scan = planner.body_scan(site)
+    by_hand = recipe(_code(mapping))
+    if scan.opaque:
+        node, what = scan.opaque[0]
+        return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
+                          f"{planner.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
+                          "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
+                          f"in a @tf.custom_gradient function, {by_hand}")
+    if scan.nested:
+        return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
+                          "be overridden, so migrate this block by hand with @tf.custom_gradient")
+    by_type = {op.name: target for op, target in site.entries}
+    operators = []
+    for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
+        op_name = ops.operator_op_type(operator_spelling(node))
+        if op_name not in mapped:
+            continue
+        if wraps_operator(planner, node, op_name, by_type[op_name]):
+            operators.append((node, ops.OP_TYPES[op_name]))
+            continue
+        return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+                          "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
+                          "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
+                          "'Add' or a registration of this module, so rewrite them by hand with "
+                          "@tf.custom_gradient")
+    for index, inner in enumerate(scan.calls):
+        names = planner.qn(inner.func, raw=True)
+        op = ops.op_type_of_callable(names)
+        if op is None:
+            if makes_none_of(planner, inner, names, mapped):
+                continue
+            inner, names = builder_call(planner, scan.calls[index:], mapped)
+            return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
+                              f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
+                              f"those ops yourself in a @tf.custom_gradient function, {by_hand}")
+        if op.name not in mapped:
+            continue
+        refusal = check_call_arguments(planner, inner, op, by_type[op.name])
+        if refusal:
+            return refusal
+        site.calls.append((inner, op))
+    site.calls.extend(operators)
+    here = planner.scopes.get(site.with_node)
+    visible = _enclosing_scopes(here)
+    for op, target in [(op, reg) for op, entry in site.entries for reg in _regs(entry)]:
+        registration = target.stmt if target.kind != "decorator" else target.fdef
+        if (planner.scopes.get(registration) not in visible
+                and not registered_gradient.reached_through_class(planner, target, here)):
+            where = ("cannot see it" if not isinstance(planner.scopes.get(registration), ClassScope) else
+                     "cannot see it (a class body's gradient function is called as `Class.function` only from "
+                     "the methods of a plain, undecorated module-level class bound once)")
+            return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+                              f"{where}; move it to module level and migrate again")
+        # TF1 needs the registration only when gradients are taken; the migrated call needs its
+        # function when the op is created: in one scope, the registration must come first
+        if (planner.scopes.get(registration) is here
+                and planner.collector.order[registration] > planner.collector.order[site.with_node]):
+            return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+                              f"(line {planner.pos(registration)[0]}), so the migrated call would run before its "
+                              "function exists; move the registration above the block and migrate again")
+    return None
+
+
+def unseen_code(planner, site, mapping) -> str | None:
+    """What in the block hands control to code the tool cannot see (a call, as spelled, or a
+    ``yield`` / ``await`` / import / context manager / nested definition), or None: every
+    call in it is one the tool can see into or provably makes none of the mapped types."""
+    keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
+            and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
+            and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
+    scan = planner.body_scan(site)
+    if scan.opaque:
+        return scan.opaque[0][1]
+    if scan.nested:
+        return "a nested definition"
+    found = builder_call(planner, scan.calls, keys)
+    return _code(found[0].func) if found is not None else None
+
+def builder_call(planner, calls, mapped):
+    """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
+    that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
+    call that builds the model, ``VGG16(...)``)."""
+    first = None
+    for call in calls:
+        names = planner.qn(call.func, raw=True)
+        if ops.op_type_of_callable(names) is not None or makes_none_of(planner, call, names, mapped):
+            continue
+        if first is None:
+            first = (call, names)
+        if not names or not all(n.startswith("builtins.") for n in names):
+            return call, names
+    return first
+
+def wraps_operator(planner, node, op_name: str, target) -> bool:
+    """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
+    provides, or a registration of this module) is wrapped like a call when it provably creates
+    that op: one operand is the result of a TensorFlow call that returns one Tensor (so
+    Tensor's operator runs, not numpy's or Python's)."""
+    if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS):
+        return False
+    if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
+        return False  # a registration picked by a name, or another module's: not for operators
+    return any(isinstance(side, cst.Call) and ops.returns_tensor(planner.qn(side.func, raw=True))
+               for side in (node.left, node.right))
+
+def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
+    """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
+    a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
+    Sign block; never in an Identity or Cast map: TF creates those along argument- and
+    dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain
+    function of this module (``hard_sigmoid(x)``) whose body holds nothing else, followed three
+    calls deep."""
+    if creates_no_op(planner, call, names):
+        return True
+    if seen and enters_override(planner, call):
+        return True
+    if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
+        return ops.op_type_of_callable(names).name not in mapped
+    created = ops.ops_created(names)
+    if created is not None and ops.shape_only(names) and len(call.args) > 1 + any(
+            a.keyword is not None and a.keyword.value == "name" for a in call.args):
+        return False  # known only as called with its shape: `maxval=`, `dtype=` may make other ops
+    if created is not None:  # not for Identity or Cast: TF makes them on argument- and dtype-dependent
+        return not created & mapped and not mapped & {"Identity", "Cast"}  # paths a float trace misses
+    fdef = planner.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
+    if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
+        return False
+    scan = BodyScan()
+    scan.walk(fdef.body)
+    if scan.opaque or scan.nested or any(
+            ops.operator_op_type(operator_spelling(n)) in mapped
+            for n in scan.operators):
+        return False
+    return all(makes_none_of(planner, inner, planner.qn(inner.func, raw=True), mapped, seen | {fdef})
+               for inner in scan.calls)
+
+def enters_override(planner, call: cst.Call) -> bool:
+    """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
+    block calls: another override block, which makes no op as it is entered (its receiver's
+    other calls and its body are scanned like any other code). The types it maps do not matter
+    there: any op of the outer block's types in the helper refuses the outer block already.
+    Not in the block itself, where an inner map may give the outer block's types another
+    gradient."""
+    func = call.func
+    if planner.qn(func) & ops.DEFAULT_GRAPH:
+        return True
+    return (isinstance(func, cst.Attribute) and func.attr.value == precheck.MARKER
+            and planner.is_graph(func.value))
+
+def creates_no_op(planner, call: cst.Call, names) -> bool:
+    """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
+    are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
+    ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
+    literal. Iterating ones (``zip``, ``enumerate``, ``extend``) may drive a generator defined
+    elsewhere, whose code would run inside the block: not these."""
+    if names and names <= _NO_OP_BUILTINS:
+        return True
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "add")
+            and isinstance(func.value, cst.Name)):
+        return False
+    refs = planner.referents(func.value)
+    return bool(refs) and all(
+        (found := planner.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
+        for ref in refs)
+
+def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
+    """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
+    its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
+    it), which the generated function passes on. A straight-through function is generated
+    beside the block, so its ``name=`` may be any expression without calls (read when the op is
+    created, as before); a registration's function lives where the registration was, so there
+    it must be a literal, the same at every use."""
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a for a in call.args if a.keyword is not None]
+    if (len(positional) != op.arity or any(a.star for a in call.args)
+            or any(a.keyword.value != "name" for a in keywords)):
+        return ("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
+                          "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
+    if not keywords:
+        return None
+    value = keywords[0].value
+    if isinstance(target, ops.BuiltinGradient):
+        if not _is_plain(value) or isinstance(planner.scopes.get(call), ClassScope) and _load_names(value):
+            return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
+                              "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
+    return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
+
+
+class BodyScan(QuickVisitor):
+    """Every call, operator and nested definition inside an override block."""
+
+    def __init__(self):
+        self.calls: list[cst.Call] = []
+        self.operators: list[cst.CSTNode] = []
+        self.nested: list[cst.CSTNode] = []
+        self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
+
+    def visit_Call(self, node):
+        self.calls.append(node)
+
+    # Each of these runs code the tool cannot see without a call in sight: the caller's `with`
+    # body (a @contextmanager's yield), a coroutine, a module's top level, a context manager's
+    # __enter__. TF1 applies the override to every op created there.
+    def visit_Yield(self, node):
+        self.opaque.append((node, "yield from" if isinstance(node.value, cst.From) else "yield"))
+
+    def visit_Await(self, node):
+        self.opaque.append((node, "await"))
+
+    def visit_Import(self, node):
+        self.opaque.append((node, "import " + _code(node.names[0].name)))
+
+    def visit_ImportFrom(self, node):
+        star = isinstance(node.names, cst.ImportStar)
+        module = "." * len(node.relative) + (_code(node.module) if node.module is not None else "")
+        self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
+
+    def visit_With(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async with"))
+        for item in node.items:
+            if not isinstance(item.item, cst.Call):
+                self.opaque.append((item, f"with {_code(item.item)}"))
+
+    def visit_For(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_CompFor(self, node):
+        if node.asynchronous is not None:
+            self.opaque.append((node, "async for"))
+
+    def visit_AugAssign(self, node):
+        self.operators.append(node)
+
+    def visit_BinaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_UnaryOperation(self, node):
+        self.operators.append(node)
+
+    def visit_FunctionDef(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_Lambda(self, node):
+        self.nested.append(node)
+        return False
+
+    def visit_ClassDef(self, node):
+        self.nested.append(node)
+        return False
+
+
+# builtins that create no op (not abs/round/min/max: `abs(t)` is Tensor.__abs__, an Abs op; not
+# hasattr/getattr: they run properties)
+_NO_OP_BUILTINS = frozenset("builtins." + n for n in (
+    "len", "range", "print", "isinstance", "issubclass", "int", "float", "str", "bool", "repr", "id", "type"))

@@ -9,13 +9,14 @@ import textwrap
 
 import libcst as cst
 
-from ..bindings import ClassScope, FunctionScope, GlobalScope
 from .. import ops
+from ..bindings import ClassScope, FunctionScope, GlobalScope
 from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
 from ..report import Diagnostic
 from ..safety import SafetyError
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
+from . import override_block
 from .base import Idiom, source
 
 _BLOCK = '''
@@ -558,7 +559,7 @@ def helper_hint_checked(planner, refusal, site, mapping):
     hint = refusal[1].find(" (a module-private `_")
     if hint < 0:
         return refusal
-    shown = planner.unseen_code(site, mapping)
+    shown = override_block.unseen_code(planner, site, mapping)
     if shown is None:
         return refusal
     end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")

@@ -114,7 +114,7 @@ def eligible(planner, call: cst.Call, site) -> str | None:
             key = element.key.evaluated_value
             if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
                 return f"{key!r} is no op type the runtime map can find"
-            if key in IMPLICIT_TYPES and (site is None or planner.unseen_code(site, mapping) is not None):
+            if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(planner, site, mapping) is not None):
                 return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
                         f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
                         f"TF1's gradients")
