@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .. import ops, precheck
+from .. import ops, precheck, targets
 from ..bindings import ClassScope
 from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
 from ..sites import Registration, _regs
@@ -173,7 +173,7 @@ def check(planner, site) -> tuple | None:
             continue
         if op is None:
             return ("GRL104", unknown_op(op_name, hint=not planner.use_runtime))
-        target = planner.match_target(element.value)
+        target = targets.match_target(planner, element.value)
         if isinstance(target, tuple):
             return registered_gradient.helper_hint_checked(planner, target, site, mapping)
         refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None

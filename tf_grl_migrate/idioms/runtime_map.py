@@ -22,6 +22,7 @@ import libcst as cst
 from .. import ops
 from ..nodes import _attributes, _code, parsed_expression, with_keywords
 from ..sites import Dispatch, Registration, _is_string_literal
+from ..targets import match_target
 from . import override_block, registered_gradient
 from .base import Idiom
 
@@ -118,7 +119,7 @@ def eligible(planner, call: cst.Call, site) -> str | None:
                 return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
                         f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
                         f"TF1's gradients")
-            target = planner.match_target(element.value)
+            target = match_target(planner, element.value)
             if isinstance(target, tuple):
                 if _is_string_literal(element.value):
                     return target[1]  # a name registered nowhere the tool sees
@@ -145,7 +146,7 @@ def targets(planner, call: cst.Call):
         return ALL
     found = []
     for element in mapping.elements:
-        target = planner.match_target(element.value)
+        target = match_target(planner, element.value)
         if isinstance(target, tuple):
             return ALL
         if isinstance(target, Dispatch):

@@ -1,0 +1,234 @@
+"""What an override map's target means: one gradient registration of this module (matched by
+its name's value, or by the binding a name reads), one of another module of the run (facts.py's
+links), a gradient TensorFlow provides, or a choice among this module's registrations by the
+string literals a name can hold where the block reads it (a ``Dispatch``), and GRL102 when none
+of these can be told. Asked by the override block's check (``idioms/override_block.check``) and
+the runtime map; every answer reads the planner's facts (``planner``: analysis.Planner)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from . import ops
+from .bindings import Assignment, FunctionScope, GlobalScope, ImportAssignment
+from .nodes import _code
+from .sites import Dispatch
+
+
+def match_target(planner, value):
+    key = planner.key(value)
+    found = [r for r in planner.registrations if key is not None and r.name_key == key]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
+                          "tell which one TF1 used")
+    if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
+        return ops.BUILTIN_GRADIENTS[key[1]]
+    external = planner.externals.get(_code(value))
+    if external is not None and means_module_binding(planner, value):
+        return external.refusal or external
+    values = literal_values(planner, value)
+    if isinstance(values, list):
+        return dispatch(planner, value, values)
+    why = f" ({values})" if isinstance(values, str) else ""
+    return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
+                      "or in a module it imports among the files of this run; define that gradient with "
+                      "@tf.custom_gradient by hand")
+
+def means_module_binding(planner, value) -> bool:
+    """A target spelt as the run's facts saw it means the module-level binding they followed:
+    a literal; a name whose every binding is a module-level import or assignment; ``m.NAME``
+    whose ``m`` is a module-level import."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    while isinstance(value, cst.Attribute):
+        value = value.value
+        if not isinstance(value, (cst.Attribute, cst.Name)):
+            return False
+        if isinstance(value, cst.Name):
+            refs = planner.referents(value)
+            return bool(refs) and all(isinstance(r, ImportAssignment) and isinstance(r.scope, GlobalScope)
+                                      for r in refs)
+    refs = planner.referents(value) if isinstance(value, cst.Name) else []
+    return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
+
+def dispatch(planner, expr, values: list):
+    choices = {}
+    for value in values:
+        if value is None:
+            continue
+        found = [r for r in planner.registrations if r.name_key == ("str", value)]
+        if len(found) != 1:
+            return ("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
+                              f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
+                              "@tf.custom_gradient by hand")
+        choices.setdefault(value, found[0])
+    if len(choices) == 1:  # the name only ever holds one gradient name: call its function
+        return next(iter(choices.values()))
+    return Dispatch(expr, choices, {v: planner.spelling[v] for v in choices})
+
+def literal_values(planner, expr):
+    """The string literals a target name can hold where the block uses it, as a list (None for
+    a value that a guard ``if name:`` around the block rules out), or a str saying why not.
+    Followed: ``name = "Lit"`` and ``name = {"k": "Lit", ...}[key]`` lines of the same function;
+    a binding that runs before the block on every path (a line of the function body, or of a
+    ``try`` body whose handlers all raise) hides the ones before it, parameters included."""
+    if not isinstance(expr, cst.Name):
+        return None
+    with_node = next((n for n in _ancestors(planner, expr) if isinstance(n, cst.With)), None)
+    refs = planner.referents(expr)
+    if with_node is None or not refs:
+        return None
+    body = _body_of(planner, with_node)
+    if body is None:
+        return None
+    use_index = _top_index(planner, with_node, body)
+    placed = []
+    for ref in refs:
+        node = ref.node
+        if planner.scopes.get(node) is not planner.scopes.get(with_node) or isinstance(ref, ImportAssignment):
+            return f"`{expr.value}` is bound where the tool cannot follow it"
+        if isinstance(node, cst.Param) or planner.parents.get(node) is not None and isinstance(
+                planner.parents.get(node), cst.Param):
+            placed.append((-1, ref, False))
+            continue
+        index = _top_index(planner, node, body)
+        if index is None:
+            return f"`{expr.value}` is bound where the tool cannot follow it"
+        placed.append((index, ref, _always_runs(planner, node, body[index])))
+    kills = [index for index, _, always in placed if always and index < use_index]
+    start = max(kills) if kills else -1
+    values: list = []
+    for index, ref, _ in placed:
+        if index < start or index > use_index:
+            continue
+        if index == -1:
+            param = ref.node if isinstance(ref.node, cst.Param) else planner.parents.get(ref.node)
+            passed = parameter_values(planner, param)
+            if isinstance(passed, str):
+                return f"`{expr.value}` is a parameter; {passed}"
+            values.extend(passed)
+            continue
+        found = planner.simple_assign_value(ref)
+        literal = _literals(planner, found[1]) if found else None
+        if literal is None:
+            return f"`{expr.value}` is bound to an expression the tool cannot read (line {planner.pos(ref.node)[0]})"
+        values.extend(literal)
+    if None in values or "" in values:
+        guard = next((n for n in _ancestors(planner, with_node) if isinstance(n, cst.If)
+                      and isinstance(n.test, cst.Name) and n.test.value == expr.value
+                      and planner.referents(n.test) == refs), None)
+        if guard is None or not any(_inside(planner, with_node, stmt) for stmt in guard.body.body):
+            return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
+        values = [v for v in values if v]
+    return values or None
+
+def parameter_values(planner, param: cst.Param):
+    """The literals a parameter can hold: its default and what every call of its function
+    passes, when the function is private to this module (``_name`` at module level, or local
+    to a function) and every mention of it is a direct call passing a literal or nothing.
+    A list, or a str saying why not (its callers decide which gradient TF1 used)."""
+    params = planner.parents.get(param)
+    fdef = planner.parents.get(params)
+    if not isinstance(params, cst.Parameters) or not isinstance(fdef, cst.FunctionDef) or fdef.decorators:
+        return "its callers decide which gradient TF1 used"
+    scope = planner.scopes.get(fdef)
+    private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
+                                                    and fdef.name.value.startswith("_"))
+    if not private:
+        return ("its callers decide which gradient TF1 used, and callers outside this file may pass any name "
+                f"(a module-private `_{fdef.name.value}` called only with literals here would be migrated)")
+    if param in params.params:
+        position = list(params.params).index(param)
+    elif param in params.kwonly_params:
+        position = None
+    else:
+        return "its callers decide which gradient TF1 used"
+    assignments = list(scope.assignments[fdef.name.value])
+    if len(assignments) != 1 or not assignments[0].references:
+        return f"`{fdef.name.value}` is bound more than once, or never called, in its scope"
+    default = None
+    if isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)):
+        default = _literals(planner, param.default)
+    elif isinstance(param.default, cst.Name) and param.default.value == "None":
+        default = [None]
+    values = []
+    for access in assignments[0].references:
+        call = planner.parents.get(access.node)
+        if not isinstance(call, cst.Call) or call.func is not access.node or any(a.star for a in call.args):
+            return (f"`{fdef.name.value}` is used other than by a direct call (line {planner.pos(access.node)[0]}); "
+                    "its callers decide which gradient TF1 used")
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value),
+                     None)
+        positional = [a for a in call.args if a.keyword is None]
+        if given is None and position is not None and position < len(positional):
+            given = positional[position].value
+        if given is None:
+            if default is None:
+                return f"a call at line {planner.pos(call)[0]} passes no literal for it"
+            values.extend(default)
+            continue
+        literal = [None] if isinstance(given, cst.Name) and given.value == "None" else _literals(planner, given)
+        if literal is None or isinstance(given, cst.Subscript):
+            return f"the call at line {planner.pos(call)[0]} passes `{_code(given)}`, not a literal"
+        values.extend(literal)
+    return values
+
+def _literals(planner, value):
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        v = value.evaluated_value
+        planner.spelling.setdefault(v, _code(value))
+        return [v] if isinstance(v, str) else None
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
+        out = []
+        for element in value.value.elements:
+            if not isinstance(element, cst.DictElement):
+                return None
+            v = element.value
+            if isinstance(v, cst.Name) and v.value == "None":
+                out.append(None)
+            elif isinstance(v, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(v.evaluated_value, str):
+                out.append(v.evaluated_value)
+                planner.spelling.setdefault(v.evaluated_value, _code(v))
+            else:
+                return None
+        return out
+    return None
+
+def _ancestors(planner, node):
+    node = planner.parents.get(node)
+    while node is not None:
+        yield node
+        node = planner.parents.get(node)
+
+def _inside(planner, node, container) -> bool:
+    return node is container or any(a is container for a in _ancestors(planner, node))
+
+def _body_of(planner, node):
+    """The statements of the function (or module) whose code ``node`` is."""
+    for a in _ancestors(planner, node):
+        if isinstance(a, cst.FunctionDef):
+            return list(a.body.body) if isinstance(a.body, cst.IndentedBlock) else None
+        if isinstance(a, (cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(a, cst.Module):
+            return list(a.body)
+    return None
+
+def _top_index(planner, node, body):
+    for index, stmt in enumerate(body):
+        if _inside(planner, node, stmt):
+            return index
+    return None
+
+def _always_runs(planner, node, top) -> bool:
+    """``node`` (a binding) runs whenever ``top`` (a statement of the function body) completes:
+    a plain line there, or a line of a ``try`` body whose handlers all end in ``raise``."""
+    line = planner.parents.get(planner.parents.get(planner.parents.get(node)))  # Name -> AssignTarget -> Assign -> line
+    if line is top:
+        return True
+    if isinstance(top, cst.Try) and not top.finalbody and line in top.body.body:
+        return all(h.body.body and isinstance(h.body.body[-1], cst.SimpleStatementLine)
+                   and isinstance(h.body.body[-1].body[-1], cst.Raise) for h in top.handlers)
+    return False
