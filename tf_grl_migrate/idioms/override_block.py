@@ -175,7 +175,7 @@ def check(planner, site) -> tuple | None:
             return ("GRL104", unknown_op(op_name, hint=not planner.use_runtime))
         target = targets.match_target(planner, element.value)
         if isinstance(target, tuple):
-            return registered_gradient.helper_hint_checked(planner, target, site, mapping)
+            return helper_hint_checked(planner, target, site, mapping)
         refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
         if refusal:
             return refusal
@@ -244,6 +244,21 @@ def check(planner, site) -> tuple | None:
                               f"(line {planner.pos(registration)[0]}), so the migrated call would run before its "
                               "function exists; move the registration above the block and migrate again")
     return None
+
+
+def helper_hint_checked(planner, refusal, site, mapping):
+    """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
+    only where that would be enough: not where the block also hands control to code the tool
+    cannot see (a model built there), which would then be refused all the same (GRL101)."""
+    hint = refusal[1].find(" (a module-private `_")
+    if hint < 0:
+        return refusal
+    shown = unseen_code(planner, site, mapping)
+    if shown is None:
+        return refusal
+    end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
+    return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
+                                             "cannot see)" + refusal[1][end:])
 
 
 def unseen_code(planner, site, mapping) -> str | None:

@@ -16,7 +16,6 @@ from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyw
 from ..report import Diagnostic
 from ..safety import SafetyError
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
-from . import override_block
 from .base import Idiom, source
 
 _BLOCK = '''
@@ -550,18 +549,3 @@ def hoist_guard(builder, reg):
                     and _code(call.func.value) == registry and call.func.attr.value in ("add", "append")):
                 builder.plan.removed_stmts.add(stmt)
                 builder.plan.remove(stmt)
-
-
-def helper_hint_checked(planner, refusal, site, mapping):
-    """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
-    only where that would be enough: not where the block also hands control to code the tool
-    cannot see (a model built there), which would then be refused all the same (GRL101)."""
-    hint = refusal[1].find(" (a module-private `_")
-    if hint < 0:
-        return refusal
-    shown = override_block.unseen_code(planner, site, mapping)
-    if shown is None:
-        return refusal
-    end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
-    return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
-                                             "cannot see)" + refusal[1][end:])
