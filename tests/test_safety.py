@@ -6,8 +6,9 @@ import libcst as cst
 import pytest
 
 from harness import cli
-from tf_grl_migrate import analysis, rewrite, safety
+from tf_grl_migrate import rewrite, safety
 from tf_grl_migrate.codemod import SafetyError, migrate_code
+from tf_grl_migrate.idioms import override_block
 
 CONTEXT_MANAGER = '''import contextlib
 
@@ -42,8 +43,8 @@ def test_dissolved_block_that_hands_control_away_is_caught_without_the_block_sca
     if body.startswith("await"):
         source = source.replace("def guided_relu", "async def guided_relu")
     assert [d.code for d in migrate_code(source).diagnostics] == ["GRL101"]
-    monkeypatch.setattr(analysis._BodyScan, "__init__", _blind_scan_init)
-    monkeypatch.setattr(analysis._BodyScan, "on_visit", lambda self, node: True)
+    monkeypatch.setattr(override_block.BodyScan, "__init__", _blind_scan_init)
+    monkeypatch.setattr(override_block.BodyScan, "on_visit", lambda self, node: True)
     with pytest.raises(SafetyError, match="would remove an override around"):
         migrate_code(source)
 
@@ -56,7 +57,7 @@ def test_yield_case_is_refused_through_the_cli_with_grl904_and_not_written(tmp_p
     path = tmp_path / "guided.py"
     path.write_text(CONTEXT_MANAGER.replace("{body}", "yield"))
     before = path.read_bytes()
-    monkeypatch.setattr(analysis._BodyScan, "visit_Yield", lambda self, node: None)
+    monkeypatch.setattr(override_block.BodyScan, "visit_Yield", lambda self, node: None)
     result = cli(path, "--write", "--no-cache")
     assert result.exit_code == 123, result.output
     assert f"{path}:1:1: GRL904 the rewrite would remove an override around `yield`" in result.output
