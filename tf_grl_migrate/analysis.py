@@ -15,7 +15,7 @@ from .idioms import override_block, registered_gradient
 from .nodes import _code, _is_map_call, _is_runtime_map
 from .report import Diagnostic
 from .sites import Dispatch, Registration, Site, _regs
-from .traversal import NodeMap, Positions, QuickVisitor
+from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 
 
 class _Collector(QuickVisitor):
@@ -38,22 +38,11 @@ class _Collector(QuickVisitor):
         self.parents = NodeMap()
         self.order = NodeMap()  # pre-order index: which of two nodes starts first
         self.nodes: list[cst.CSTNode] = []  # in that order
-        self._stack: list[cst.CSTNode] = []
 
-    def on_visit(self, node):
-        nid = id(node)
-        self.order.by_id[nid] = len(self.nodes)
-        self.nodes.append(node)
-        if self._stack:
-            self.parents.by_id[nid] = self._stack[-1]
-        self._stack.append(node)
-        self.bindings.enter(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node):
-        self._stack.pop()
-        self.bindings.leave(original_node)
-        super().on_leave(original_node)
+    def walk(self, node) -> None:
+        """The one walk over the module: each node's order, parent and bindings, then its hook."""
+        record_walk(self, node, self.order.by_id, self.nodes, self.parents.by_id, self.bindings.enter,
+                    self.bindings.leave, self.late)
 
     def visit_With(self, node):
         for item in node.items:

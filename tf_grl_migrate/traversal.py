@@ -129,14 +129,60 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         _walk(self, node, self._hooked_types, self.late)
 
 
+def _order_of(node) -> tuple:
+    """The fields libcst visits on ``node``, in its order (learnt once per type and presence)."""
+    known = _FIELDS.get(type(node))
+    if known is not None:
+        fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
+        if fields is not None:
+            return fields
+    return _fields(node)
+
+
+def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, leave, late: dict) -> None:
+    """QuickVisitor's walk for a visitor that records every node it meets: its pre-order index
+    (``order``, by id, and ``nodes``), its parent (``parents``, by id), and ``enter(node)`` before
+    its hook and ``leave(node)`` after its children; the fields ``late`` names for a type are read
+    after its others. No field hooks: for a visitor that has none."""
+    cls = type(visitor)
+    visits, leaves = cls._visits, cls._leaves
+
+    def visit(node, parent) -> None:
+        nid = id(node)
+        order[nid] = len(nodes)
+        nodes.append(node)
+        if parent is not None:
+            parents[nid] = parent
+        enter(node)
+        kind = type(node)
+        hook = visits.get(kind, _UNKNOWN)
+        if hook is _UNKNOWN:
+            hook = visits[kind] = _real_hook(cls, "visit_", node)
+        if hook is None or hook(visitor, node) is not False:
+            fields = _order_of(node)
+            if kind in late:
+                last = late[kind]
+                fields = [f for f in fields if f not in last] + [f for f in fields if f in last]
+            for field in fields:
+                value = getattr(node, field)
+                if isinstance(value, (tuple, list)):
+                    for child in value:
+                        visit(child, node)
+                elif value is not None and value.__class__ is not cst.MaybeSentinel:
+                    visit(value, node)
+        leave(node)
+        hook = leaves.get(kind, _UNKNOWN)
+        if hook is _UNKNOWN:
+            hook = leaves[kind] = _real_hook(cls, "leave_", node)
+        if hook is not None:
+            hook(visitor, node)
+
+    visit(root, None)
+
+
 def _walk(visitor, node, hooked: frozenset, late: dict | None = None) -> None:
     if visitor.on_visit(node):
-        known = _FIELDS.get(type(node))
-        fields = None
-        if known is not None:
-            fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
-        if fields is None:
-            fields = _fields(node)
+        fields = _order_of(node)
         if late and type(node) in late:
             last = late[type(node)]
             fields = [f for f in fields if f not in last] + [f for f in fields if f in last]
@@ -210,12 +256,8 @@ def _newlines(text: str) -> int:
 
 def children(node) -> list:
     """``node.children``, in libcst's order, from the field order learnt once per type."""
-    known = _FIELDS.get(type(node))
-    fields = None
-    if known is not None:
-        fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
     out = []
-    for field in _fields(node) if fields is None else fields:
+    for field in _order_of(node):
         value = getattr(node, field)
         if isinstance(value, (tuple, list)):
             out.extend(value)
