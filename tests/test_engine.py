@@ -113,7 +113,7 @@ def test_positions_are_libcsts_own(source):
 
     module = cst.parse_module(source)
     collector = _Collector()
-    module.visit(collector)
+    collector.walk(module)
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     positions = Positions(module, collector.parents)
     nodes = [n for n in collector.nodes if n is not module]
