@@ -49,3 +49,29 @@ def test_each_idiom_names_cases_that_prove_it(idiom):
         assert (CASES / name / "after.py").is_file(), name
         if idiom.runtime:
             assert (CASES / name / "after_runtime.py").is_file(), name
+
+
+def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
+    """Each rule finder lists the idiom modules defining that function themselves, in MODULES
+    order; the planner and the rewrite run the rules, and name no idiom's check, emit or rule."""
+    import ast
+    import pathlib
+
+    from tf_grl_migrate import idioms
+
+    finders = {"gather_rules": "gather", "site_rules": "check_site", "settle_rules": "settle",
+               "finish_rules": "finish", "call_rules": "convert_call", "registration_rules": "convert_registration",
+               "module_rules": "rewrite_module", "note_rules": "notes", "runtime_rules": "take"}
+    for finder, function in finders.items():
+        found = getattr(idioms, finder)()
+        assert found, finder
+        assert [m.__name__.rsplit(".", 1)[1] for m in found] == [
+            n for n in idioms.MODULES if n in {m.__name__.rsplit(".", 1)[1] for m in found}]
+        assert all(getattr(m, function).__module__ == m.__name__ for m in found)
+    rule_names = set(finders.values()) | {"check", "emit", "check_uses", "make_maker", "apply_exports", "note_unused"}
+    package = pathlib.Path(idioms.__file__).parent.parent
+    for name in ("analysis.py", "rewrite.py", "codemod.py"):
+        tree = ast.parse((package / name).read_text(encoding="utf-8"))
+        named = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                 and isinstance(n.value, ast.Name) and n.value.id in idioms.MODULES}
+        assert not named & rule_names, (name, named & rule_names)

@@ -4,17 +4,16 @@ gradients, or the coded refusal that says why not. No node is changed here."""
 
 from __future__ import annotations
 
-import os
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
 from .bindings import COMPREHENSION_LATE, Assignment, Bindings, ImportAssignment
-from .idioms import override_block, registered_gradient
+from .idioms import override_block
 from .nodes import _code, _is_map_call, _is_runtime_map
 from .report import Diagnostic
-from .sites import Dispatch, Registration, Site, _regs
+from .sites import Registration, Site, _regs
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 
 
@@ -259,7 +258,7 @@ class Planner:
         for with_node, item in self.collector.withs:
             site = Site(with_node, item)
             self.sites.append(site)
-            site.refusal = override_block.check(self, site)
+            site.refusal = next((r for rule in idioms.site_rules() if (r := rule.check_site(self, site))), None)
 
     def taken_as_value(self) -> list:
         """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
@@ -352,10 +351,8 @@ class Planner:
 
     # -- decide ----------------------------------------------------------------------------
     def decide(self):
-        registered_gradient.gather(self)
-        for reg in self.registrations:
-            registered_gradient.check(self, reg)
-        registered_gradient.apply_exports(self)
+        for rule in idioms.gather_rules():  # the registrations, each checked alone
+            rule.gather(self)
         self.gather_sites()
         self.settle()
         for rule in idioms.runtime_rules() if self.use_runtime else []:  # refused blocks, onto the runtime
@@ -379,12 +376,14 @@ class Planner:
                 hint = f"'{meant[0]}' ops" if meant else "another gradient"
                 self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203",
                                                    override_block.phantom_keys(keys, hint)))
-        registered_gradient.note_unused(self)
+        for rule in idioms.finish_rules():
+            rule.finish(self)
         return [s for s in self.sites if not s.refusal]
 
     def settle(self):
-        """Refusals spread until nothing changes: a block using a refused registration, a
-        registration with a refused use, one module's blocks using another's registration."""
+        """Refusals spread until nothing changes: a block using a refused registration, and what
+        the settle rules spread (a registration with a refused use, one module's blocks using
+        another's registration, a maker among a name's choices)."""
         changed = True
         while changed:
             changed = False
@@ -395,24 +394,7 @@ class Planner:
                 if bad is not None:
                     site.refusal = bad.refusal
                     changed = True
-            for reg in self.registrations:
-                if reg.refusal is None and registered_gradient.check_uses(self, reg):
+            for rule in idioms.settle_rules():
+                if rule.settle(self):
                     changed = True
-            # one module's blocks using a gradient registered elsewhere stand or fall together
-            refused = {t for s in self.sites if s.refusal for _, t in s.entries if isinstance(t, facts.External)}
-            for site in self.sites:
-                hit = next((t for _, t in site.entries if t in refused), None)
-                if hit is not None and not site.refusal:
-                    site.refusal = ("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
-                                              f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
-                                              "this one is left as it is too")
-                    changed = True
-            # a name's choices are called alike: one maker among them makes them all makers
-            for site in self.sites:
-                for _, target in site.entries:
-                    if isinstance(target, Dispatch) and any(r.maker for r in target.choices.values()):
-                        for r in target.choices.values():
-                            if not r.maker and r.refusal is None:
-                                registered_gradient.make_maker(self, r, "it is chosen by a name with another that is")
-                                changed = True
 

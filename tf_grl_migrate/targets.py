@@ -2,7 +2,7 @@
 its name's value, or by the binding a name reads), one of another module of the run (facts.py's
 links), a gradient TensorFlow provides, or a choice among this module's registrations by the
 string literals a name can hold where the block reads it (a ``Dispatch``), and GRL102 when none
-of these can be told. Asked by the override block's check (``idioms/override_block.check``) and
+of these can be told. Asked by the override block's check (``idioms/override_block.check_site``) and
 the runtime map; every answer reads the planner's facts (``planner``: analysis.Planner)."""
 
 from __future__ import annotations

@@ -15,10 +15,12 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``keras_engine``: a note on migrated files that import ``keras.engine`` (a note rule: ``notes``).
 
 The planner (``analysis.py``) sees every registration and block of a module at once, since a
-registration stands or falls with all its uses: it runs the idioms' checks (registered_gradient's
-``gather``, ``check``, ``check_uses``, ...) and its own on each block, and ``rewrite.py`` calls
-each idiom's ``emit`` for the sites accepted. What they record is in ``sites.py``. Importing this package loads no idiom
-(nor libcst); ``all_idioms()`` loads them.
+registration stands or falls with all its uses; it names no idiom's check: it runs the rules below
+(``gather``, ``check_site``, ``settle``, ``finish``, then the runtime rules), and ``rewrite.py``
+runs the conversion rules (``convert_call``, ``convert_registration``) on the sites accepted. A
+rule is a function an idiom module defines; adding an idiom is adding its module to MODULES.
+What they record is in ``sites.py``. Importing this package loads no idiom (nor libcst);
+``all_idioms()`` and the rule finders load them.
 tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
 idiom (or by the file layer: notebooks, reading, writing) and has a row in docs/idioms.md."""
 
@@ -41,9 +43,32 @@ def all_idioms() -> list[Idiom]:
 
 @functools.lru_cache(maxsize=None)
 def _having(function: str) -> tuple:
-    """The idiom modules that define ``function``, in MODULES order."""
+    """The idiom modules that define ``function`` themselves (not a name they import), in MODULES order."""
     modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
-    return tuple(m for m in modules if hasattr(m, function))
+    return tuple(m for m in modules if getattr(getattr(m, function, None), "__module__", None) == m.__name__)
+
+
+def gather_rules() -> tuple:
+    """The idioms that gather facts every block is decided with: ``gather(planner)`` (the
+    registrations, each checked alone)."""
+    return _having("gather")
+
+
+def site_rules() -> tuple:
+    """The idioms that check each override block (the first refusal stands):
+    ``check_site(planner, site)`` -> a (code, message) refusal, or None."""
+    return _having("check_site")
+
+
+def settle_rules() -> tuple:
+    """The idioms whose refusals spread between blocks and registrations, run until nothing
+    changes: ``settle(planner)`` -> whether anything changed."""
+    return _having("settle")
+
+
+def finish_rules() -> tuple:
+    """The idioms that note something once every block is decided: ``finish(planner)``."""
+    return _having("finish")
 
 
 def call_rules() -> tuple:

@@ -1,8 +1,8 @@
 """The override block itself, ``with <graph>.gradient_override_map({...}):``, whatever its targets:
 the map must be a literal the tool can read, the receiver provably a ``tf.Graph``, the map entered
 by ``with``, and every op the block makes of a mapped type a call (or ``*`` / ``-``) the rewrite
-can wrap; a block that makes none is dissolved. Its check (``check``, run by the planner on every
-block) and its messages are here."""
+can wrap; a block that makes none is dissolved. Its check (``check_site``, run by the planner on
+every block) and its messages are here."""
 
 from __future__ import annotations
 
@@ -140,8 +140,8 @@ def phantom_keys(keys: str, hint: str) -> str:
             "was meant, write that gradient with @tf.custom_gradient")
 
 
-def check(planner, site) -> tuple | None:
-    """A block's refusal (code, message), or None where the rewrite provably keeps TF1's
+def check_site(planner, site) -> tuple | None:
+    """A rule (idioms.site_rules): a block's refusal (code, message), or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
     the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an

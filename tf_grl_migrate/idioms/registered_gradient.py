@@ -5,11 +5,12 @@ forward result; a registration used with differing names, or chosen by a name, b
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import libcst as cst
 
-from .. import ops
+from .. import facts, ops
 from ..bindings import ClassScope, FunctionScope, GlobalScope
 from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
@@ -111,6 +112,42 @@ IDIOM = Idiom(
 
 # -- decide: gather the registrations, check each, and what their uses ask -------------------------
 def gather(planner):
+    """A rule (idioms.gather_rules): every registration of the module, each checked alone, and
+    those other modules of the run use."""
+    find(planner)
+    for reg in planner.registrations:
+        check(planner, reg)
+    apply_exports(planner)
+
+
+def settle(planner) -> bool:
+    """A rule (idioms.settle_rules), run until nothing changes: what the uses of each registration
+    ask of it (check_uses); one module's blocks using a gradient registered elsewhere stand or fall
+    together (GRL110); a name's choices are called alike, so one maker among them makes them all
+    makers. True when something changed."""
+    changed = False
+    for reg in planner.registrations:
+        if reg.refusal is None and check_uses(planner, reg):
+            changed = True
+    refused = {t for s in planner.sites if s.refusal for _, t in s.entries if isinstance(t, facts.External)}
+    for site in planner.sites:
+        hit = next((t for _, t in site.entries if t in refused), None)
+        if hit is not None and not site.refusal:
+            site.refusal = ("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
+                                      f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
+                                      "this one is left as it is too")
+            changed = True
+    for site in planner.sites:
+        for _, target in site.entries:
+            if isinstance(target, Dispatch) and any(r.maker for r in target.choices.values()):
+                for r in target.choices.values():
+                    if not r.maker and r.refusal is None:
+                        make_maker(planner, r, "it is chosen by a name with another that is")
+                        changed = True
+    return changed
+
+
+def find(planner):
     """Every registration of the module: ``@RegisterGradient(name)`` on a def, and the call forms
     ``RegisterGradient(name)(fn)`` and ``RegisterGradient(name)(factory(...))``."""
     for fdef in planner.collector.defs:
@@ -429,8 +466,8 @@ def apply_exports(planner):
         reg.arity = export.arity
 
 
-def note_unused(planner):
-    """A registration no block of this module (or, in a run over a tree, of the modules linked
+def finish(planner):
+    """A rule (idioms.finish_rules), once the blocks are decided: a registration no block of this module (or, in a run over a tree, of the modules linked
     to it) uses is kept as it is: other modules may use it. Said once, as a note."""
     for reg in planner.registrations:
         if reg.export is not None or reg.name_expr is None:
