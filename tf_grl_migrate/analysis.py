@@ -4,15 +4,15 @@ gradients, or the coded refusal that says why not. No node is changed here."""
 
 from __future__ import annotations
 
-
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
-from .bindings import COMPREHENSION_LATE, Assignment, Bindings, ImportAssignment
+from .bindings import COMPREHENSION_LATE, Bindings
 from .idioms import override_block
 from .nodes import _code, _is_map_call, _is_runtime_map
 from .report import Diagnostic
+from .scopes import Assignment, ImportAssignment
 from .sites import Registration, Site, _regs
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 

@@ -9,7 +9,7 @@ import functools
 import libcst as cst
 
 from . import precheck
-from .bindings import ClassScope
+from .scopes import ClassScope
 from .traversal import QuickVisitor
 
 

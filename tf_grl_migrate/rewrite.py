@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import facts, idioms, ops
-from .bindings import GlobalScope, ImportAssignment
+from .scopes import GlobalScope, ImportAssignment
 from .analysis import Planner
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal)

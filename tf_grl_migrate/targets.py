@@ -10,8 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from . import ops
-from .bindings import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .nodes import _code
+from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import ops, precheck, targets
-from ..bindings import ClassScope
+from ..scopes import ClassScope
 from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
 from ..sites import Registration, _regs
 from ..traversal import QuickVisitor

@@ -11,7 +11,7 @@ import textwrap
 import libcst as cst
 
 from .. import facts, ops
-from ..bindings import ClassScope, FunctionScope, GlobalScope
+from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
 from ..report import Diagnostic
