@@ -124,7 +124,7 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
-        self._scans: dict = {}  # With -> its body's _BodyScan (body_scan)
+        self._scans: dict = {}  # With -> its body's override_block.BodyScan (body_scan)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
         self.moved: set = set()  # the map calls those rules moved

@@ -98,8 +98,8 @@ class _Hooks(type(cst.CSTVisitor)):
 class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
     """A read-only visitor that also finds its ``visit_<Node>`` / ``leave_<Node>`` once per node
     type: libcst formats the name and looks it up for every node, and calls its typed no-op stub
-    for every type the visitor does not handle. Placed last among a visitor's bases, so that the
-    ``on_leave`` of a base such as libcst's ScopeVisitor still runs first and reaches this one."""
+    for every type the visitor does not handle. Walked with ``walk`` (or ``record_walk``), never
+    through libcst's ``node.visit``."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
