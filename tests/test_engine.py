@@ -33,6 +33,9 @@ SCOPE_SOURCES = [
     "def f(a=lambda: b, *, c=[d for d in e]):\n    print(len(a), f)\n    for f2 in g:\n        f2 = f2\n"
     "    with h() as i, j:\n        k = {l: m for l, m in i}\n    return (n := 1) + n\n",
     "import a\nimport a.b\nimport a.b.c as d\na.b.c.x()\nd.y\na.z().w\nfrom .. import r\nfrom .s import u as v\nr.q(v)\n",
+    "type Alias[K] = dict[K, int]\nclass Box[T](Base[T], metaclass=M):\n    item: T\n"
+    "    def get[U](self, default: U) -> T | U:\n        return self.item or default\n"
+    "@deco\ndef ident[V: int, *Ts, **P](x: V) -> V:\n    return x\n",
 ]
 
 

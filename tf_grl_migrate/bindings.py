@@ -172,15 +172,21 @@ class Bindings:
         return NodeMap(self._scope_of)
 
     # -- what each node does ---------------------------------------------------------------
-    def _function(self, node) -> None:
+    def _defined(self, node, annotated) -> Scope:
+        """A def's or class's name, bound here; with type parameters, they and ``annotated`` (the
+        parts read in their annotation scope) go there. The scope its own scope sits in."""
         self.scope.bind(node.name.value, node)
         self._name(node.name)
-        outer = self.scope
-        if node.type_parameters:
-            outer = AnnotationScope(self.scope, node)
-            for part in (node.type_parameters, *node.decorators, node.returns):
-                if part is not None:
-                    self._mark(self._switch, part, outer)
+        if not node.type_parameters:
+            return self.scope
+        outer = AnnotationScope(self.scope, node)
+        for part in (node.type_parameters, *annotated):
+            if part is not None:
+                self._mark(self._switch, part, outer)
+        return outer
+
+    def _function(self, node) -> None:
+        outer = self._defined(node, (*node.decorators, node.returns))
         inner = FunctionScope(outer, node, get_full_name_for_node(node.name))
         self._mark(self._switch, node.params, inner)
         self._mark(self._switch, node.body, inner)
@@ -191,13 +197,7 @@ class Bindings:
         self._mark(self._switch, node.body, inner)
 
     def _class(self, node) -> None:
-        self.scope.bind(node.name.value, node)
-        self._name(node.name)
-        outer = self.scope
-        if node.type_parameters:
-            outer = AnnotationScope(self.scope, node)
-            for part in (node.type_parameters, *node.bases, *node.keywords):
-                self._mark(self._switch, part, outer)
+        outer = self._defined(node, (*node.bases, *node.keywords))
         inner = ClassScope(outer, node, get_full_name_for_node(node.name))
         for statement in node.body.body:
             self._mark(self._switch, statement, inner)
