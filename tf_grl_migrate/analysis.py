@@ -9,7 +9,6 @@ from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
-from .idioms import override_block
 from .nodes import _code, _is_map_call, _is_runtime_map
 from .report import Diagnostic
 from .scopes import Assignment, ImportAssignment
@@ -124,7 +123,7 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
-        self._scans: dict = {}  # With -> its body's override_block.BodyScan (body_scan)
+        self.scans: dict = {}  # With -> its body's scan (idioms/override_block.body_scan)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
         self.moved: set = set()  # the map calls those rules moved
@@ -239,45 +238,6 @@ class Planner:
             return ref.node
         return None
 
-    # -- gather ----------------------------------------------------------------------------
-    def gather_sites(self):
-        in_with = {id(item.item) for _, item in self.collector.withs}
-        wrappers = self.collector.wrapper_calls()
-        wrapped_withs = {id(item.item): w for w, item in self.collector.name_withs}
-        for call in wrappers:
-            with_node = wrapped_withs.get(id(call))
-            if with_node is not None:
-                self.diagnostics.append(Diagnostic(*self.pos(with_node), "GRL113", override_block.not_a_graph(_code(call.func))))
-            else:
-                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH))
-        self.loose_calls = [call for call in self.collector.map_calls if id(call) not in in_with]
-        for node in self.taken_as_value():
-            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", override_block.TAKEN_AS_VALUE))
-        for node in self.collector.private_refs:
-            self.diagnostics.append(Diagnostic(*self.pos(node), "GRL111", override_block.PRIVATE_MAP))
-        for with_node, item in self.collector.withs:
-            site = Site(with_node, item)
-            self.sites.append(site)
-            site.refusal = next((r for rule in idioms.site_rules() if (r := rule.check_site(self, site))), None)
-
-    def taken_as_value(self) -> list:
-        """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
-        ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
-        found = []
-        for ref in self.collector.map_refs:
-            holder = self.parents.get(ref)
-            called = isinstance(holder, cst.Call) and holder.func is ref
-            stored = isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
-                getattr(holder, "target", None) is ref)
-            if not called and not stored and self.is_graph(ref.value):
-                found.append(ref)
-        for call in self.collector.name_calls:
-            if (call.func.value == "getattr" and len(call.args) >= 2
-                    and isinstance(call.args[1].value, cst.SimpleString)
-                    and call.args[1].value.evaluated_value == precheck.MARKER and self.is_graph(call.args[0].value)):
-                found.append(call)
-        return found
-
     def resolve_dict(self, arg):
         """A dict literal, or a variable bound to one that nothing can change between binding and
         use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
@@ -340,42 +300,19 @@ class Planner:
         item = self.parents.get(as_name)
         return isinstance(as_name, cst.AsName) and isinstance(item, cst.WithItem) and self.is_graph(item.item, seen)
 
-    def body_scan(self, site) -> override_block.BodyScan:
-        """Every call, operator and nested definition in a block's body, found once per block."""
-        scan = self._scans.get(site.with_node)
-        if scan is None:
-            scan = self._scans[site.with_node] = override_block.BodyScan()
-            for stmt in site.with_node.body.body:
-                scan.walk(stmt)
-        return scan
-
     # -- decide ----------------------------------------------------------------------------
     def decide(self):
-        for rule in idioms.gather_rules():  # the registrations, each checked alone
+        """Gather (the registrations, then the blocks), check each block, let refusals spread, move
+        refused blocks onto the runtime (``--use-runtime``), then report: each step is the rules the
+        idioms define (idioms/__init__.py). The blocks the rewrite may take."""
+        for rule in idioms.gather_rules():
             rule.gather(self)
-        self.gather_sites()
+        for site in self.sites:
+            site.refusal = next((r for rule in idioms.site_rules() if (r := rule.check_site(self, site))), None)
         self.settle()
         for rule in idioms.runtime_rules() if self.use_runtime else []:  # refused blocks, onto the runtime
             self.taken[rule.__name__] = rule.take(self)
             self.moved.update(rule.calls(self.taken[rule.__name__]))
-        moved = self.moved
-        for call in self.loose_calls:
-            if call not in moved:
-                self.diagnostics.append(Diagnostic(*self.pos(call), "GRL111", override_block.OUTSIDE_WITH
-                                                   + idioms.runtime_hint(self, call, None)))
-        for site in self.sites:
-            if site.item.item in moved:
-                continue
-            if site.refusal:
-                code, message = site.refusal
-                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), code,
-                                                   message + idioms.runtime_hint(self, site.item.item, site)))
-            elif site.phantoms:
-                keys = ", ".join(repr(k) for k in site.phantoms)
-                meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
-                hint = f"'{meant[0]}' ops" if meant else "another gradient"
-                self.diagnostics.append(Diagnostic(*self.pos(site.with_node), "GRL203",
-                                                   override_block.phantom_keys(keys, hint)))
         for rule in idioms.finish_rules():
             rule.finish(self)
         return [s for s in self.sites if not s.refusal]

@@ -15,8 +15,8 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``keras_engine``: a note on migrated files that import ``keras.engine`` (a note rule: ``notes``).
 
 The planner (``analysis.py``) sees every registration and block of a module at once, since a
-registration stands or falls with all its uses; it names no idiom's check: it runs the rules below
-(``gather``, ``check_site``, ``settle``, ``finish``, then the runtime rules), and ``rewrite.py``
+registration stands or falls with all its uses; it names no idiom: it runs the rules below
+(``gather``, ``check_site``, ``settle``, the runtime rules, ``finish``), and ``rewrite.py``
 runs the conversion rules (``convert_call``, ``convert_registration``) on the sites accepted. A
 rule is a function an idiom module defines; adding an idiom is adding its module to MODULES.
 What they record is in ``sites.py``. Importing this package loads no idiom (nor libcst);
@@ -32,8 +32,9 @@ import importlib
 from .base import Idiom
 
 # In this order the rules below are tried: runtime_reversal converts an exact reversal before
-# registered_gradient, which converts every other registration.
-MODULES = ("override_block", "runtime_reversal", "registered_gradient", "straight_through", "py_func",
+# registered_gradient, which converts every other registration; the registrations are gathered
+# before the blocks that use them.
+MODULES = ("runtime_reversal", "registered_gradient", "override_block", "straight_through", "py_func",
            "runtime_map", "dann_reexport", "keras_engine")
 
 
@@ -49,8 +50,8 @@ def _having(function: str) -> tuple:
 
 
 def gather_rules() -> tuple:
-    """The idioms that gather facts every block is decided with: ``gather(planner)`` (the
-    registrations, each checked alone)."""
+    """The idioms that gather what is decided: ``gather(planner)`` (the registrations, each
+    checked alone; then the blocks, and maps entered otherwise)."""
     return _having("gather")
 
 
@@ -67,7 +68,8 @@ def settle_rules() -> tuple:
 
 
 def finish_rules() -> tuple:
-    """The idioms that note something once every block is decided: ``finish(planner)``."""
+    """The idioms that report once every block is decided and the runtime rules took theirs:
+    ``finish(planner)`` (appends to ``planner.diagnostics``)."""
     return _having("finish")
 
 

@@ -11,9 +11,10 @@ import libcst as cst
 from .. import ops, precheck, targets
 from ..scopes import ClassScope
 from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
-from ..sites import Registration, _regs
+from ..report import Diagnostic
+from ..sites import Registration, Site, _regs
 from ..traversal import QuickVisitor
-from . import registered_gradient, straight_through
+from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
 
 IDIOM = Idiom(
@@ -140,6 +141,49 @@ def phantom_keys(keys: str, hint: str) -> str:
             "was meant, write that gradient with @tf.custom_gradient")
 
 
+def gather(planner):
+    """A rule (idioms.gather_rules), after the registrations: every ``with`` block entering a
+    graph's map (a Site, checked by check_site), and a GRL111 or GRL113 for a map entered
+    otherwise: by a wrapper named like it, outside ``with`` (kept for the runtime rules, reported
+    at ``finish``), taken as a value, or the graph's private dict."""
+    in_with = {id(item.item) for _, item in planner.collector.withs}
+    wrappers = planner.collector.wrapper_calls()
+    wrapped_withs = {id(item.item): w for w, item in planner.collector.name_withs}
+    for call in wrappers:
+        with_node = wrapped_withs.get(id(call))
+        if with_node is not None:
+            planner.diagnostics.append(Diagnostic(*planner.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
+        else:
+            planner.diagnostics.append(Diagnostic(*planner.pos(call), "GRL111", OUTSIDE_WITH))
+    planner.loose_calls = [call for call in planner.collector.map_calls if id(call) not in in_with]
+    for node in taken_as_value(planner):
+        planner.diagnostics.append(Diagnostic(*planner.pos(node), "GRL111", TAKEN_AS_VALUE))
+    for node in planner.collector.private_refs:
+        planner.diagnostics.append(Diagnostic(*planner.pos(node), "GRL111", PRIVATE_MAP))
+    for with_node, item in planner.collector.withs:
+        site = Site(with_node, item)
+        planner.sites.append(site)
+
+
+def taken_as_value(planner) -> list:
+    """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
+    ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
+    found = []
+    for ref in planner.collector.map_refs:
+        holder = planner.parents.get(ref)
+        called = isinstance(holder, cst.Call) and holder.func is ref
+        stored = isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
+            getattr(holder, "target", None) is ref)
+        if not called and not stored and planner.is_graph(ref.value):
+            found.append(ref)
+    for call in planner.collector.name_calls:
+        if (call.func.value == "getattr" and len(call.args) >= 2
+                and isinstance(call.args[1].value, cst.SimpleString)
+                and call.args[1].value.evaluated_value == precheck.MARKER and planner.is_graph(call.args[0].value)):
+            found.append(call)
+    return found
+
+
 def check_site(planner, site) -> tuple | None:
     """A rule (idioms.site_rules): a block's refusal (code, message), or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
@@ -183,7 +227,7 @@ def check_site(planner, site) -> tuple | None:
         site.entries.append((op, target))
     if not planner.is_graph(call.func.value):
         return ("GRL113", not_a_graph(_code(call.func)))
-    scan = planner.body_scan(site)
+    scan = body_scan(planner, site)
     by_hand = recipe(_code(mapping))
     if scan.opaque:
         node, what = scan.opaque[0]
@@ -246,6 +290,30 @@ def check_site(planner, site) -> tuple | None:
     return None
 
 
+def finish(planner):
+    """A rule (idioms.finish_rules), once every block is decided and the runtime rules took theirs:
+    each refused block's diagnostic (with what ``--use-runtime`` would do), a GRL111 for each map
+    entered outside ``with``, a GRL203 note for keys that are no op type."""
+    moved = planner.moved
+    for call in planner.loose_calls:
+        if call not in moved:
+            planner.diagnostics.append(Diagnostic(*planner.pos(call), "GRL111", OUTSIDE_WITH
+                                               + runtime_hint(planner, call, None)))
+    for site in planner.sites:
+        if site.item.item in moved:
+            continue
+        if site.refusal:
+            code, message = site.refusal
+            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), code,
+                                               message + runtime_hint(planner, site.item.item, site)))
+        elif site.phantoms:
+            keys = ", ".join(repr(k) for k in site.phantoms)
+            meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
+            hint = f"'{meant[0]}' ops" if meant else "another gradient"
+            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), "GRL203",
+                                               phantom_keys(keys, hint)))
+
+
 def helper_hint_checked(planner, refusal, site, mapping):
     """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
     only where that would be enough: not where the block also hands control to code the tool
@@ -268,7 +336,7 @@ def unseen_code(planner, site, mapping) -> str | None:
     keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
             and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
             and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
-    scan = planner.body_scan(site)
+    scan = body_scan(planner, site)
     if scan.opaque:
         return scan.opaque[0][1]
     if scan.nested:
@@ -385,6 +453,16 @@ def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
             return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
                               "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
+
+
+def body_scan(planner, site) -> "BodyScan":
+    """Every call, operator and nested definition in a block's body, found once per block."""
+    scan = planner.scans.get(site.with_node)
+    if scan is None:
+        scan = planner.scans[site.with_node] = BodyScan()
+        for stmt in site.with_node.body.body:
+            scan.walk(stmt)
+    return scan
 
 
 class BodyScan(QuickVisitor):
