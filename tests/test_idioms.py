@@ -75,3 +75,6 @@ def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
         named = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                  and isinstance(n.value, ast.Name) and n.value.id in idioms.MODULES}
         assert not named & rule_names, (name, named & rule_names)
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "idioms"
+                    for a in n.names}
+        assert not imported & set(idioms.MODULES), (name, imported)  # no idiom module at all
