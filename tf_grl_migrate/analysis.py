@@ -1,11 +1,11 @@
 """Gather and decide: every gradient registration and override site of a module, with the facts
-about them (what each name means: bindings.py, gathered in the same walk), and per site whether the rewrite provably keeps TF1's
-gradients, or the coded refusal that says why not. No node is changed here."""
+about them (what each name means: bindings.py, gathered in the same walk), and per site whether
+the rewrite provably keeps TF1's gradients, or the coded refusal that says why not: the idioms'
+rules decide (idioms/__init__.py). No node is changed here."""
 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, ops, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
@@ -17,8 +17,6 @@ from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 
 
 class _Collector(QuickVisitor):
-    late = COMPREHENSION_LATE  # read as scope analysis reads it: a comprehension's `for` first
-
     def __init__(self):
         self.bindings = Bindings()  # scopes, bindings and reads, gathered in this walk
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
@@ -38,9 +36,10 @@ class _Collector(QuickVisitor):
         self.nodes: list[cst.CSTNode] = []  # in that order
 
     def walk(self, node) -> None:
-        """The one walk over the module: each node's order, parent and bindings, then its hook."""
+        """The one walk over the module: each node's order, parent and bindings, then its hook; a
+        comprehension's `for` is read before its element, as scope analysis reads it."""
         record_walk(self, node, self.order.by_id, self.nodes, self.parents.by_id, self.bindings.enter,
-                    self.bindings.leave, self.late)
+                    self.bindings.leave, COMPREHENSION_LATE)
 
     def visit_With(self, node):
         for item in node.items:
@@ -99,17 +98,15 @@ class _Collector(QuickVisitor):
 class Planner:
     """Gather first, decide second: no node is changed here."""
 
-    def __init__(self, wrapper: MetadataWrapper, links: facts.Links | None = None, source: str = "",
+    def __init__(self, module: cst.Module, links: facts.Links | None = None, source: str = "",
                  use_runtime: bool = False):
         self.use_runtime = use_runtime  # model-wide blocks may move onto the runtime map (idioms/runtime_map)
         self.links = links or facts.Links()
         self.source = source  # the module text (only read for notes)
         self.externals = {e.spelling: e for e in self.links.externals}
-        self.module = wrapper.module
-        self.wrapper = wrapper
-        # Scope analysis is the one full metadata pass. Qualified names are asked of the scope only
-        # for the few nodes that need them (what QualifiedNameProvider's own pass would do for every
-        # node), and positions are computed only when a diagnostic needs one.
+        self.module = module
+        # One walk gathers every fact below (scopes and bindings included); qualified names are
+        # asked only of the few nodes that need them, positions only where a diagnostic needs one.
         collector = _Collector()
         collector.walk(self.module)
         self.scopes = collector.bindings.finish()
@@ -200,7 +197,7 @@ class Planner:
         refs = self.referents(name)
         if len(refs) != 1:
             return None
-        found = self.simple_assign_value(next(iter(refs)))
+        found = self.simple_assign_value(refs[0])
         return found[1] if found else None
 
     def key(self, expr) -> tuple | None:
@@ -233,40 +230,10 @@ class Planner:
         refs = self.referents(name)
         if len(refs) != 1:
             return None
-        ref = next(iter(refs))
+        ref = refs[0]
         if isinstance(ref, Assignment) and isinstance(ref.node, cst.FunctionDef):
             return ref.node
         return None
-
-    def resolve_dict(self, arg):
-        """A dict literal, or a variable bound to one that nothing can change between binding and
-        use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
-        is removed later if nothing else uses it). A (code, message) refusal for a map that is
-        changed or shared (``m["Sign"] = "Identity"``, ``m.update(...)``, passed to a function);
-        None when it is no dict literal at all."""
-        if isinstance(arg, cst.Dict):
-            return arg
-        if not isinstance(arg, cst.Name):
-            return None
-        refs = self.referents(arg)
-        found = self.simple_assign_value(next(iter(refs))) if len(refs) == 1 else None
-        if found is None or not isinstance(found[1], cst.Dict):
-            return None
-        for access in next(iter(refs)).references:
-            holder = self.parents.get(access.node)
-            if not (isinstance(holder, cst.Arg) and holder.value is access.node
-                    and self.parents.get(holder) in self.map_call_set):
-                line = self.pos(access.node)[0]
-                return ("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
-                                  f"`{self.statement_code(access.node)}`), so the literal is not what TF1 used; "
-                                  "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
-        return found[1]
-
-    def statement_code(self, node) -> str:
-        """The first line of the statement holding ``node``, for messages."""
-        while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-            node = self.parents.get(node)
-        return _code(node).strip().splitlines()[0] if node is not None else "?"
 
     def is_graph(self, receiver, seen=frozenset()) -> bool:
         """Whether ``receiver`` is provably a ``tf.Graph``: ``<expr>.graph`` (``x.graph``,

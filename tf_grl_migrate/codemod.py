@@ -11,7 +11,6 @@ import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
@@ -55,8 +54,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
                         raise SafetyError(f"the rewritten code does not parse ({exc.msg}); nothing written") from exc
                 return Result(new_code, result.diagnostics, result.blocked)
     module = cst.parse_module(code)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    planner = Planner(wrapper, links, code if source is None else source, use_runtime)
+    planner = Planner(module, links, code if source is None else source, use_runtime)
     if part is not None:
         planner.module_names |= part.taken
         planner.line_of = part.line
@@ -70,11 +68,11 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     diagnostics = sorted([*diagnostics, *(note for rule in idioms.note_rules() for note in rule.notes(planner))])
     removed, dissolved = plan.machinery(planner.parents)
     for rule in idioms.module_rules():
-        whole = rule.rewrite_module(wrapper.module, plan) if use_runtime or not rule.IDIOM.runtime else None
+        whole = rule.rewrite_module(module, plan) if use_runtime or not rule.IDIOM.runtime else None
         if whole is not None:
             safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics)
-    new_module = wrapper.module.visit(Rewriter(plan, planner.parents))
+    new_module = module.visit(Rewriter(plan, planner.parents))
     new_code = _keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked)

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import facts, idioms, ops
-from .scopes import GlobalScope, ImportAssignment
 from .analysis import Planner
 from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
     _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal)
 from .safety import SafetyError
+from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, _regs
 from .traversal import Quick
 
@@ -357,11 +357,10 @@ class _Builder:
                     return _respelled(func, rest, "compat.v1." + rest)
         return _code(func)
 
-    def point_calls(self, reg: Registration, calls: list, name: str) -> None:
-        """The op calls of a converted registration call ``name`` (a maker's are chosen later)."""
-        if not reg.maker:
-            for call in calls:
-                self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
+    def point(self, calls: list, name: str) -> None:
+        """The overridden op calls (or operators) now call ``name``, the converted function."""
+        for call in calls:
+            self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
 
     def called_as(self, reg: Registration) -> str:
         name = self.callable_name(reg)
@@ -379,7 +378,7 @@ class _Builder:
                 name = next((n for rule in idioms.call_rules() if (n := rule.convert_call(self, site, call, op, target))),
                             None)
                 if name is not None:
-                    self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
+                    self.point([call], name)
                     continue
                 if isinstance(target, facts.External) and target.import_from:
                     self.add_import(*target.import_from, target.function)
@@ -395,7 +394,9 @@ class _Builder:
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
-            next(rule for rule in idioms.registration_rules() if rule.convert_registration(self, reg, calls))
+            for rule in idioms.registration_rules():
+                if rule.convert_registration(self, reg, calls):
+                    break
         for call, target in chosen:
             if isinstance(target, facts.External):
                 self.plan.calls[call] = _maker_call(target.access, self.spelled(call.func))

@@ -32,11 +32,6 @@ class NodeMap:
     def __getitem__(self, node):
         return self.by_id[id(node)]
 
-    def __contains__(self, node) -> bool:
-        return id(node) in self.by_id
-
-    def __len__(self) -> int:
-        return len(self.by_id)
 
 
 class Quick:
@@ -119,14 +114,11 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         if hook is not None:
             hook(self, original_node)
 
-    late: dict | None = None  # node type -> fields read after the others (a comprehension's element)
-
     def walk(self, node) -> None:
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
-        children are read field by field in libcst's own order (recorded once per node type),
-        except the fields ``late`` names for a type, read after its others."""
-        _walk(self, node, self._hooked_types, self.late)
+        children are read field by field in libcst's own order (recorded once per node type)."""
+        _walk(self, node, self._hooked_types)
 
 
 def _order_of(node) -> tuple:
@@ -180,22 +172,18 @@ def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, l
     visit(root, None)
 
 
-def _walk(visitor, node, hooked: frozenset, late: dict | None = None) -> None:
+def _walk(visitor, node, hooked: frozenset) -> None:
     if visitor.on_visit(node):
-        fields = _order_of(node)
-        if late and type(node) in late:
-            last = late[type(node)]
-            fields = [f for f in fields if f not in last] + [f for f in fields if f in last]
         attributes = hooked and type(node).__name__ in hooked
-        for field in fields:
+        for field in _order_of(node):
             if attributes:
                 visitor.on_visit_attribute(node, field)
             value = getattr(node, field)
             if isinstance(value, (tuple, list)):
                 for child in value:
-                    _walk(visitor, child, hooked, late)
+                    _walk(visitor, child, hooked)
             elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                _walk(visitor, value, hooked, late)
+                _walk(visitor, value, hooked)
             if attributes:
                 visitor.on_leave_attribute(node, field)
     visitor.on_leave(node)
@@ -247,7 +235,6 @@ def _real_hook(cls, prefix: str, node):
     name = prefix + type(node).__name__
     hook = getattr(cls, name, None)
     return None if hook is None or _is_stub(hook, name) else hook
-
 
 
 def _newlines(text: str) -> int:

@@ -184,6 +184,37 @@ def taken_as_value(planner) -> list:
     return found
 
 
+def resolve_map(planner, arg):
+    """A dict literal, or a variable bound to one that nothing can change between binding and
+    use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
+    is removed later if nothing else uses it). A (code, message) refusal for a map that is
+    changed or shared (``m["Sign"] = "Identity"``, ``m.update(...)``, passed to a function);
+    None when it is no dict literal at all."""
+    if isinstance(arg, cst.Dict):
+        return arg
+    if not isinstance(arg, cst.Name):
+        return None
+    refs = planner.referents(arg)
+    found = planner.simple_assign_value(refs[0]) if len(refs) == 1 else None
+    if found is None or not isinstance(found[1], cst.Dict):
+        return None
+    for access in refs[0].references:
+        holder = planner.parents.get(access.node)
+        if not (isinstance(holder, cst.Arg) and holder.value is access.node
+                and planner.parents.get(holder) in planner.map_call_set):
+            line = planner.pos(access.node)[0]
+            return ("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
+                              f"`{statement_code(planner, access.node)}`), so the literal is not what TF1 used; "
+                              "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
+    return found[1]
+
+def statement_code(planner, node) -> str:
+    """The first line of the statement holding ``node``, for messages."""
+    while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        node = planner.parents.get(node)
+    return _code(node).strip().splitlines()[0] if node is not None else "?"
+
+
 def check_site(planner, site) -> tuple | None:
     """A rule (idioms.site_rules): a block's refusal (code, message), or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
@@ -194,7 +225,7 @@ def check_site(planner, site) -> tuple | None:
     call = site.item.item
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return ("GRL105", "gradient_override_map call does not take one dict argument")
-    mapping = planner.resolve_dict(call.args[0].value)
+    mapping = resolve_map(planner, call.args[0].value)
     if isinstance(mapping, tuple):
         return mapping
     if mapping is None:
@@ -283,7 +314,7 @@ def check_site(planner, site) -> tuple | None:
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
         if (planner.scopes.get(registration) is here
-                and planner.collector.order[registration] > planner.collector.order[site.with_node]):
+                and planner.where(registration) > planner.where(site.with_node)):
             return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
                               f"(line {planner.pos(registration)[0]}), so the migrated call would run before its "
                               "function exists; move the registration above the block and migrate again")

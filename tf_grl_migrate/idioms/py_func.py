@@ -24,6 +24,7 @@ import libcst as cst
 from .. import ops
 from ..nodes import parsed_expression, with_keywords
 from ..sites import Site, _is_string_literal
+from . import override_block
 from .base import Idiom
 
 IDIOM = Idiom(
@@ -76,7 +77,7 @@ def match(planner, site: Site) -> PyFuncSite | None:
         return None
     if not planner.is_graph(call.func.value):
         return None
-    mapping = planner.resolve_dict(call.args[0].value)
+    mapping = override_block.resolve_map(planner, call.args[0].value)
     if not isinstance(mapping, cst.Dict) or not mapping.elements:
         return None
     types, values = [], []

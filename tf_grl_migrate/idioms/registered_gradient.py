@@ -11,11 +11,11 @@ import textwrap
 import libcst as cst
 
 from .. import facts, ops
-from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
     parsed_expression, parsed_statement)
 from ..report import Diagnostic
 from ..safety import SafetyError
+from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
 from .base import Idiom, source
 
@@ -488,7 +488,8 @@ def convert_registration(builder, reg, calls) -> bool:
     """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
     name = builder.called_as(reg)
     emit(builder, reg)
-    builder.point_calls(reg, calls, name)
+    if not reg.maker:  # a maker's calls are chosen later (each call picks its function)
+        builder.point(calls, name)
     return True
 
 

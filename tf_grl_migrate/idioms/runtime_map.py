@@ -106,7 +106,7 @@ def eligible(planner, call: cst.Call, site) -> str | None:
         return "the call does not take one positional map"
     if not (planner.is_graph(call.func.value) or _entered_as_default(planner, call)):
         return "the receiver is not provably a tf.Graph"
-    mapping = planner.resolve_dict(call.args[0].value)
+    mapping = override_block.resolve_map(planner, call.args[0].value)
     anchor = site.with_node if site is not None else call
     if isinstance(mapping, cst.Dict):
         for element in mapping.elements:
@@ -141,7 +141,7 @@ def eligible(planner, call: cst.Call, site) -> str | None:
 
 def targets(planner, call: cst.Call):
     """The registrations a chosen call may name: a list, or ALL."""
-    mapping = planner.resolve_dict(call.args[0].value)
+    mapping = override_block.resolve_map(planner, call.args[0].value)
     if not isinstance(mapping, cst.Dict):
         return ALL
     found = []
