@@ -15,7 +15,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from .scopes import Access, AnnotationScope, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, Scope
+from .scopes import (Access, AnnotationScope, ClassScope, ComprehensionScope, FunctionScope, GlobalScope,
+                     ImportAssignment, Scope)
 from .traversal import NodeMap
 
 # the nodes whose end counts as a binding in their scope: a read after them sees it
@@ -164,7 +165,7 @@ class Bindings:
                 access.node = string
             by_scope.setdefault((access.scope, name), set()).add(access)
             access.see(name)
-            access.scope.record(name, access)
+            access.scope.record(access)
         for (scope, name), accesses in by_scope.items():
             for assignment in list(scope.resolve(name, scope)):
                 assignment.seen_by(accesses)
@@ -240,7 +241,7 @@ class Bindings:
                 self._typing |= _top(alias.name) in _TYPING
             as_node = alias.asname.name if alias.asname is not None else alias.name
             for value, _ in _dotted_names(as_node):
-                self.scope.bind_import(value, node, as_node)
+                self.scope.bind(value, node, ImportAssignment)
 
     def _attribute_enter(self, node) -> None:
         if self._attribute[-1] is None:

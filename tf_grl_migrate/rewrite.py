@@ -447,7 +447,7 @@ class _Builder:
                     if isinstance(ref, ImportAssignment):
                         imports.add(ref)
                         continue
-                    bindings = list(ref.scope.assignments[ref.name])
+                    bindings = ref.scope.assignments[ref.name]
                     found = [self.p.simple_assign_value(b) for b in bindings]
                     if not all(found) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
                         continue

@@ -80,9 +80,7 @@ class Assignment(BaseAssignment):
 
 
 class ImportAssignment(Assignment):
-    def __init__(self, name: str, scope: Scope, node, index: int, as_name):
-        super().__init__(name, scope, node, index)
-        self.as_name = as_name
+    """A binding made by an ``import`` statement (``node``), named as the statement binds it."""
 
     def qualified(self, full_name: str) -> set[str]:
         module = ""
@@ -125,7 +123,7 @@ class BuiltinAssignment(BaseAssignment):
 
 
 class _Names:
-    """``scope.assignments`` / ``scope.accesses``: by a name or a node's dotted name, in source order."""
+    """``scope.assignments``: by a name or a node's dotted name, in source order."""
 
     def __init__(self, by_name: dict):
         self._by_name = by_name
@@ -150,24 +148,18 @@ class Scope:
         self.parent = parent
         self.globals = parent.globals
         self._assignments: dict[str, set] = {}
-        self._accesses_by_name: dict[str, set] = {}
-        self._accesses_by_node: dict = {}
+        self._accesses_by_node: dict = {}  # id(node) -> the reads it is
         self.count = 0  # bindings ended so far: a read sees those of its own scope made before it
         self.prefix = ""
 
-    def bind(self, name: str, node) -> None:
+    def bind(self, name: str, node, kind: type = Assignment) -> None:
         target = self.target(name)
-        target._assignments.setdefault(name, set()).add(Assignment(name, target, node, target.count))
-
-    def bind_import(self, name: str, node, as_name) -> None:
-        target = self.target(name)
-        target._assignments.setdefault(name, set()).add(ImportAssignment(name, target, node, target.count, as_name))
+        target._assignments.setdefault(name, set()).add(kind(name, target, node, target.count))
 
     def target(self, name: str) -> Scope:
         return self
 
-    def record(self, name: str, access: Access) -> None:
-        self._accesses_by_name.setdefault(name, set()).add(access)
+    def record(self, access: Access) -> None:
         self._accesses_by_node.setdefault(id(access.node), set()).add(access)
 
     def visible_from(self, scope: Scope) -> bool:
@@ -191,10 +183,6 @@ class Scope:
     @property
     def assignments(self) -> _Names:
         return _Names(self._assignments)
-
-    @property
-    def accesses(self) -> _Names:
-        return _Names(self._accesses_by_name)
 
     def access_of(self, node) -> Access | None:
         """The read ``node`` is, where it is one."""

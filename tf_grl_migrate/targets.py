@@ -145,7 +145,7 @@ def parameter_values(planner, param: cst.Param):
         position = None
     else:
         return "its callers decide which gradient TF1 used"
-    assignments = list(scope.assignments[fdef.name.value])
+    assignments = scope.assignments[fdef.name.value]
     if len(assignments) != 1 or not assignments[0].references:
         return f"`{fdef.name.value}` is bound more than once, or never called, in its scope"
     default = None
