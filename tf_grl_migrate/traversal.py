@@ -271,6 +271,7 @@ class Positions:
     def __init__(self, module: cst.Module, parents):
         self.module, self.parents = module, parents
         self._lines: dict[int, int] = {id(module): 1}  # id(node) -> the line its code starts on
+        self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider = None
 
     def start(self, node) -> tuple[int, int]:
@@ -285,17 +286,21 @@ class Positions:
                    and isinstance(chain[i + 1], (cst.IndentedBlock, cst.Module))), None)
         if at is None:
             return self._public(node)
-        statement, blocks = chain[at], [n for n in chain[at + 1:] if isinstance(n, cst.IndentedBlock)]
-        alone = statement
-        if isinstance(statement, cst.BaseCompoundStatement) and at > 0 and _before_body(statement, chain[at - 1]):
-            alone = statement.with_changes(body=_PASS)
-        wrapped = alone
-        for block in blocks:
-            wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
-        synthetic = self.module.with_changes(body=[wrapped], header=[], footer=[])
-        positions = MetadataWrapper(synthetic, unsafe_skip_copy=True).resolve(PositionProvider)
+        statement = chain[at]
+        header = isinstance(statement, cst.BaseCompoundStatement) and at > 0 and _before_body(statement, chain[at - 1])
+        found = self._statements.get((id(statement), header))
+        if found is None:  # the statement's positions, once (a block may hold several diagnostics)
+            blocks = [n for n in chain[at + 1:] if isinstance(n, cst.IndentedBlock)]
+            alone = statement.with_changes(body=_PASS) if header else statement
+            wrapped = alone
+            for block in blocks:
+                wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
+            synthetic = self.module.with_changes(body=[wrapped], header=[], footer=[])
+            positions = MetadataWrapper(synthetic, unsafe_skip_copy=True).resolve(PositionProvider)
+            found = self._statements[(id(statement), header)] = (positions, alone, len(blocks))
+        positions, alone, depth = found
         where = positions[alone if node is statement else node].start
-        return self._line(chain, at) + where.line - 1 - len(blocks), where.column
+        return self._line(chain, at) + where.line - 1 - depth, where.column
 
     def _line(self, chain: list, index: int) -> int:
         """The line ``chain[index]``'s code starts on."""

@@ -96,12 +96,11 @@ def module_rules() -> tuple:
     return _having("rewrite_module")
 
 
-@functools.lru_cache(maxsize=None)
 def runtime_rules() -> tuple:
     """The idiom modules that move blocks the inline rewrite refuses onto the runtime
-    (``--use-runtime``), in MODULES order. Each is a rule with four functions, and nothing else
-    names it: ``take(planner)`` (after the planner settled: what it takes, a list),
-    ``calls(taken)`` (the map calls it moved: no refusal for them), ``emit_all(builder, taken)``,
+    (``--use-runtime``), in MODULES order. Each defines five functions: ``take(planner)`` (after
+    the planner settled: what it takes, a list), ``calls(taken)`` (the map calls it moved: no
+    refusal for them), ``emit_all(builder, taken)``,
     and, for a refused block, ``hint(planner, call, site)`` (without ``--use-runtime``: the hint
     that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
     return _having("take")
