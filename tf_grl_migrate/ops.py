@@ -249,6 +249,7 @@ def operator_op_type(spelling: str) -> str | None:
 # the ones a block may have wrapped in a custom-gradient function.
 WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub"})
 
+
 class BuiltinGradient(_Frozen):
     """A gradient TensorFlow registers for one of its own op types, borrowed as an override target
     (``{"Sign": "Identity"}``, ``{"Mul": "Add"}``): TF1 called that function with the overridden

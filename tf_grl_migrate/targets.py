@@ -16,6 +16,8 @@ from .sites import Dispatch
 
 
 def match_target(planner, value):
+    """What the map target ``value`` means: a Registration, a Dispatch among registrations, an
+    External (another module's), a BuiltinGradient, or a GRL102 (code, message) refusal."""
     key = planner.key(value)
     found = [r for r in planner.registrations if key is not None and r.name_key == key]
     if len(found) == 1:
@@ -36,6 +38,7 @@ def match_target(planner, value):
                       "or in a module it imports among the files of this run; define that gradient with "
                       "@tf.custom_gradient by hand")
 
+
 def means_module_binding(planner, value) -> bool:
     """A target spelt as the run's facts saw it means the module-level binding they followed:
     a literal; a name whose every binding is a module-level import or assignment; ``m.NAME``
@@ -53,6 +56,7 @@ def means_module_binding(planner, value) -> bool:
     refs = planner.referents(value) if isinstance(value, cst.Name) else []
     return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
 
+
 def dispatch(planner, expr, values: list):
     choices = {}
     for value in values:
@@ -67,6 +71,7 @@ def dispatch(planner, expr, values: list):
     if len(choices) == 1:  # the name only ever holds one gradient name: call its function
         return next(iter(choices.values()))
     return Dispatch(expr, choices, {v: planner.spelling[v] for v in choices})
+
 
 def literal_values(planner, expr):
     """The string literals a target name can hold where the block uses it, as a list (None for
@@ -124,6 +129,7 @@ def literal_values(planner, expr):
         values = [v for v in values if v]
     return values or None
 
+
 def parameter_values(planner, param: cst.Param):
     """The literals a parameter can hold: its default and what every call of its function
     passes, when the function is private to this module (``_name`` at module level, or local
@@ -175,6 +181,7 @@ def parameter_values(planner, param: cst.Param):
         values.extend(literal)
     return values
 
+
 def _literals(planner, value):
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         v = value.evaluated_value
@@ -196,14 +203,17 @@ def _literals(planner, value):
         return out
     return None
 
+
 def _ancestors(planner, node):
     node = planner.parents.get(node)
     while node is not None:
         yield node
         node = planner.parents.get(node)
 
+
 def _inside(planner, node, container) -> bool:
     return node is container or any(a is container for a in _ancestors(planner, node))
+
 
 def _body_of(planner, node):
     """The statements of the function (or module) whose code ``node`` is."""
@@ -216,11 +226,13 @@ def _body_of(planner, node):
             return list(a.body)
     return None
 
+
 def _top_index(planner, node, body):
     for index, stmt in enumerate(body):
         if _inside(planner, node, stmt):
             return index
     return None
+
 
 def _always_runs(planner, node, top) -> bool:
     """``node`` (a binding) runs whenever ``top`` (a statement of the function body) completes:

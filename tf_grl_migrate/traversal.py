@@ -33,7 +33,6 @@ class NodeMap:
         return self.by_id[id(node)]
 
 
-
 class Quick:
     """A mixin placed first on a libcst visitor: libcst looks up ``visit_<Node>_<field>`` and
     ``leave_<Node>_<field>`` by name for every field of every node it walks, and calls libcst's

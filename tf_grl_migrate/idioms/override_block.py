@@ -208,6 +208,7 @@ def resolve_map(planner, arg):
                               "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
     return found[1]
 
+
 def statement_code(planner, node) -> str:
     """The first line of the statement holding ``node``, for messages."""
     while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -375,6 +376,7 @@ def unseen_code(planner, site, mapping) -> str | None:
     found = builder_call(planner, scan.calls, keys)
     return _code(found[0].func) if found is not None else None
 
+
 def builder_call(planner, calls, mapped):
     """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
     that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
@@ -390,6 +392,7 @@ def builder_call(planner, calls, mapped):
             return call, names
     return first
 
+
 def wraps_operator(planner, node, op_name: str, target) -> bool:
     """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
     provides, or a registration of this module) is wrapped like a call when it provably creates
@@ -401,6 +404,7 @@ def wraps_operator(planner, node, op_name: str, target) -> bool:
         return False  # a registration picked by a name, or another module's: not for operators
     return any(isinstance(side, cst.Call) and ops.returns_tensor(planner.qn(side.func, raw=True))
                for side in (node.left, node.right))
+
 
 def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
     """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
@@ -433,6 +437,7 @@ def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> b
     return all(makes_none_of(planner, inner, planner.qn(inner.func, raw=True), mapped, seen | {fdef})
                for inner in scan.calls)
 
+
 def enters_override(planner, call: cst.Call) -> bool:
     """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
     block calls: another override block, which makes no op as it is entered (its receiver's
@@ -445,6 +450,7 @@ def enters_override(planner, call: cst.Call) -> bool:
         return True
     return (isinstance(func, cst.Attribute) and func.attr.value == precheck.MARKER
             and planner.is_graph(func.value))
+
 
 def creates_no_op(planner, call: cst.Call, names) -> bool:
     """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
@@ -462,6 +468,7 @@ def creates_no_op(planner, call: cst.Call, names) -> bool:
     return bool(refs) and all(
         (found := planner.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
         for ref in refs)
+
 
 def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
     """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
