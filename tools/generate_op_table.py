@@ -137,13 +137,15 @@ def _api_names(tf):
 
 
 def _registered_op_types() -> list:
-    """Every op type TensorFlow registered (its C++ op registry, as ``op_def_registry`` reads it)."""
+    """Every op type TensorFlow registered (its C++ op registry, as ``op_def_registry`` reads it),
+    but its internal ones (a leading ``_``: no user code makes them, and which of them are registered
+    depends on the machine, e.g. ``_CopyFromGpuToHost`` where CUDA libraries are found)."""
     from tensorflow.core.framework import op_def_pb2
     from tensorflow.python.client import pywrap_tf_session
 
     ops = op_def_pb2.OpList()
     ops.ParseFromString(pywrap_tf_session.TF_GetBuffer(pywrap_tf_session.TF_GetAllOpList()))
-    return sorted({op.name for op in ops.op})
+    return sorted({op.name for op in ops.op if not op.name.startswith("_")})
 
 
 def generate() -> tuple[str, str]:
