@@ -289,3 +289,30 @@ def test_exported_without_importing_tensorflow_at_package_import():
     assert tf_grl_migrate.override_gradients is runtime.override_gradients
     assert "override_gradients" in tf_grl_migrate.__all__
     assert "GradientTape" in runtime.override_gradients.__doc__
+
+
+def _sign_grad_by_py_func(op, grad):  # the gradient itself calls py_func(...)[0], as TF1 code did
+    return [tf.compat.v1.py_func(lambda a, d: (d * (np.abs(a) <= 1.0)).astype(np.float32), [op.inputs[0], grad],
+                                 [tf.float32])[0]]
+
+
+if "SignByPyFuncOG" not in tf_ops._gradient_registry._registry:
+    tf.RegisterGradient("SignByPyFuncOG")(_sign_grad_by_py_func)
+
+
+def test_a_gradient_calling_py_func_gets_tf1s_structure_eagerly():
+    """TF1 ran gradient functions in a graph, where ``py_func(..., [tf.float32])[0]`` is the whole
+    output; run eagerly it would be a row. The block runs it as TF1 did, on every call."""
+    build = tf.sign
+    expected = tf1_gradient(build, {"Sign": "SignByPyFuncOG"})
+    for _ in range(2):
+        tape, y, x = tape_gradient(build)
+        with override_gradients({"Sign": "SignByPyFuncOG"}):
+            got = tape.gradient(y, x)
+        np.testing.assert_allclose(got.numpy(), expected)
+
+
+def test_leaving_a_block_never_entered_says_so():
+    block = override_gradients({"Relu": "GuidedReluOG"})
+    with pytest.raises(RuntimeError, match="never entered"):
+        block.__exit__(None, None, None)

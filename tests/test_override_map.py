@@ -410,3 +410,115 @@ def test_a_model_built_in_the_block_but_called_after_it_raises():
         with gradient_override_map({"Relu": "MapGuidedRelu"}):
             y = keras.layers.Dense(5, activation="relu")(x)
     assert tape.gradient(y, x) is not None
+
+
+def test_a_tf_function_traced_in_an_eager_block_keeps_tf1s_gradient_on_every_call():
+    """A ``tf.function`` first called (so traced) inside a block entered eagerly: its ops were made
+    in the block, so TF1's meaning holds on that call and every later call of the trace; the
+    identities ``tf.function`` adds to hand back its outputs are TensorFlow's, never mapped."""
+    mapping = {"Identity": "MapFlip"}
+
+    def build(x, graph=False):
+        return tf.identity(x * 3.0)
+
+    expected = _tf1(mapping, build)
+    assert not np.allclose(expected, _eager({}, build))
+    traced = tf.function(build)
+    x = tf.constant(X)
+    got = []
+    for call in range(3):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            if call == 0:
+                with gradient_override_map(mapping):
+                    y = traced(x)
+            else:
+                y = traced(x)
+            loss = _loss(y)
+        got.append(tape.gradient(loss, x))
+    for grad in got:
+        assert grad is not None
+        np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-5, atol=1e-6)
+    untaped = tf.function(build)  # traced in the block with no tape active, differentiated later
+    with gradient_override_map(mapping):
+        untaped(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = _loss(untaped(x))
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_leaving_a_block_never_entered_says_so():
+    block = gradient_override_map({"Relu": "MapGuidedRelu"})
+    with pytest.raises(RuntimeError, match="never entered"):
+        block.__exit__(None, None, None)
+    with block:
+        pass
+    with pytest.raises(RuntimeError, match="never entered"):
+        block.__exit__(None, None, None)
+
+
+XS = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+
+
+def _square_grad(op, dy):
+    return [dy * 2.0 * op.inputs[0]]
+
+
+def _square_grad_by_py_func(op, dy):  # a gradient that itself calls py_func(...)[0], as TF1 code did
+    return [tf.compat.v1.py_func(lambda a, d: (2.0 * a * d).astype(np.float32), [op.inputs[0], dy],
+                                 [tf.float32])[0]]
+
+
+def _loss_xs(y):  # py_func's output has no static shape in a TF1 graph
+    return tf.reduce_sum(y * tf.constant(_upstream(list(XS.shape))))
+
+
+_register("MapSquareGrad", _square_grad)
+_register("MapSquareGradByPyFunc", _square_grad_by_py_func)
+
+
+def _py_func_tf1(gradient_name):
+    """TF1's recipe in a tf.Graph: py_func with a one-element Tout list under the graph's own map."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(XS)
+        with graph.gradient_override_map({"PyFunc": gradient_name}):
+            y = tf.compat.v1.py_func(np.square, [x], [tf.float32])[0]
+        grad = tf.compat.v1.gradients(_loss_xs(y), x)[0]
+        with tf.compat.v1.Session(graph=graph) as session:
+            return session.run([y, grad])
+
+
+@pytest.mark.parametrize("gradient", [_square_grad, _square_grad_by_py_func], ids=["plain", "py_func in the gradient"])
+@pytest.mark.parametrize("mode", ["eager", "tf.function"])
+def test_py_func_with_a_one_element_tout_list_gives_tf1s_values(gradient, mode):
+    """The most copied recipe, ``py_func(func, [x], [tf.float32], grad=...)[0]``: TF1 returned a list
+    for a list ``Tout``, so ``[0]`` is the whole output, in every mode (eagerly ``tf.numpy_function``
+    returns a bare tensor, where ``[0]`` would take a row); a gradient function that itself calls
+    ``py_func(...)[0]`` runs in a graph, as TF1 ran it."""
+    from tf_grl_migrate import py_func
+
+    name = "MapSquareGrad" if gradient is _square_grad else "MapSquareGradByPyFunc"
+    y1, g1 = _py_func_tf1(name)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = py_func(np.square, [x], [tf.float32], grad=gradient)
+            y = out[0]
+            loss = _loss_xs(y)
+        return out, y, tape.gradient(loss, x)
+
+    out, y, grad = (tf.function(step) if mode == "tf.function" else step)(tf.constant(XS))
+    assert isinstance(out, list) and len(out) == 1
+    np.testing.assert_array_equal(y.numpy(), y1)
+    np.testing.assert_allclose(grad.numpy(), g1, rtol=1e-6)
+    single = py_func(np.square, [tf.constant(XS)], tf.float32)  # one dtype, not a list: a tensor
+    assert not isinstance(single, list)
+
+
+def test_a_mapped_gradient_calling_py_func_runs_in_a_graph_as_tf1_ran_it():
+    expected = _tf1({"Square": "MapSquareGradByPyFunc"}, lambda x, graph=False: tf.square(x))
+    got = _eager({"Square": "MapSquareGradByPyFunc"}, lambda x, graph=False: tf.square(x))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

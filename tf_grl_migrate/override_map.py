@@ -49,12 +49,13 @@ class _Block:
 @functools.lru_cache(maxsize=None)
 def _internals():
     """(add_op_callback, remove_op_callback, lookup of a registered gradient by name, the tape
-    set's thread controls, record_operation, the FuncGraph class); found and checked once (the
-    callback asks for them at every mapped op)."""
+    set's thread controls, record_operation, the FuncGraph class, the code that makes a
+    ``tf.function``'s output identities); found and checked once (the callback asks for them at
+    every mapped op)."""
     try:
         from tensorflow.python import pywrap_tfe
         from tensorflow.python.eager import record
-        from tensorflow.python.framework import op_callbacks
+        from tensorflow.python.framework import auto_control_deps, op_callbacks
         from tensorflow.python.framework import ops as tf_ops
         from tensorflow.python.framework.func_graph import FuncGraph
 
@@ -65,6 +66,7 @@ def _internals():
             getattr(pywrap_tfe, name)
         if not callable(record.record_operation):
             raise AttributeError("record_operation")
+        marks_return = auto_control_deps.AutomaticControlDependencies.mark_as_return.__code__
     except (ImportError, AttributeError) as exc:
         raise RuntimeError(
             f"tf_grl_migrate.gradient_override_map relies on TensorFlow's op callbacks and gradient registry "
@@ -72,7 +74,23 @@ def _internals():
             "does not have in the form it was written for (TensorFlow 2.13 to 2.21); nothing was changed. "
             "Wrap the overridden ops in @tf.custom_gradient functions instead."
         ) from exc
-    return add, remove, lookup, pywrap_tfe, record.record_operation, FuncGraph
+    return add, remove, lookup, pywrap_tfe, record.record_operation, FuncGraph, marks_return
+
+
+def _made_by_tf_function(depth=16) -> bool:
+    """Whether the op being created is one of the identities ``tf.function`` adds to hand its
+    outputs back (``AutomaticControlDependencies.mark_as_return``): TensorFlow's machinery, not
+    code of the block's, so no map applies to it (a map entered eagerly around the first call of
+    a ``tf.function`` is active while it is traced, its outputs marked included)."""
+    code = _internals()[6]
+    frame = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class GraphOp:
@@ -114,6 +132,68 @@ class GraphOp:
             f"type, name, get_attr and graph; `op.{name}` is a TF1 tf.Operation's only (it exists when the "
             "block runs in a tf.compat.v1 graph): read what the gradient needs from those, or wrap the op in a "
             "@tf.custom_gradient function")
+
+
+class _OpInGraph:
+    """The op a gradient function receives where the runtime runs it in a graph of its own
+    (:func:`call_as_tf1`): inputs and outputs are that graph's tensors, the rest is the op's."""
+
+    __slots__ = ("_op", "_inputs", "_outputs")
+
+    def __init__(self, op, inputs, outputs):
+        self._op, self._inputs, self._outputs = op, inputs, outputs
+
+    @property
+    def inputs(self):  # None where an eager tape kept none: the op's own answer (its error) then
+        return self._op.inputs if self._inputs is None else self._inputs
+
+    @property
+    def outputs(self):
+        return self._op.outputs if self._outputs is None else self._outputs
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+
+_EAGER_DIFFERS = PY_FUNC_TYPES | {"EagerPyFunc"}  # ops whose Python wrappers return another structure eagerly
+_RUNS_ALIKE: dict = {}  # (gradient function, op type) -> whether it makes none of those ops
+
+
+def call_as_tf1(function, op, inputs, outputs, dys):
+    """``function(op, *dys)`` with what TF1 gave it. TF1 built every gradient function into a
+    graph; eagerly, the calls that answer otherwise are the py_func family (``tf.compat.v1.py_func``
+    returns a bare tensor for a one-element ``Tout`` list, so a legacy ``[0]`` takes a row). So a
+    gradient function's first eager call (per op type) runs in a graph; where that graph holds no
+    py_func-family op, later eager calls run eagerly, alike; where it does, every eager call runs in
+    a ``tf.function`` made for it (the Python values it reads are read then, as each TF1
+    ``tf.gradients`` call read them). In a graph it is called as it is. ``inputs``/``outputs``: the
+    op's tensors (None where a tape kept none)."""
+    if not tf.executing_eagerly():
+        return function(op, *dys)
+    key = (function, op.type)
+    alike = _RUNS_ALIKE.get(key)
+    if alike:
+        return function(op, *dys)
+
+    def in_graph(inputs, outputs, dys):
+        return function(_OpInGraph(op, inputs, outputs), *dys)
+
+    traced = tf.function(in_graph, autograph=False)
+    args = (inputs, outputs, list(dys))
+    if alike is None:
+        try:
+            concrete = traced.get_concrete_function(*args)
+        except Exception:  # noqa: BLE001 - no graph takes it (nor did TF1's): its eager answer, or error, stands
+            return function(op, *dys)
+        _RUNS_ALIKE[key] = not (_op_types(concrete.graph) & _EAGER_DIFFERS)
+        return concrete(*args)
+    return traced(*args)
+
+
+def _op_types(graph) -> set:
+    """The op types of a graph and of the functions it holds (a py_func in a ``tf.cond`` branch)."""
+    definition = graph.as_graph_def()
+    return {n.op for n in definition.node} | {n.op for f in definition.library.function for n in f.node_def}
 
 
 def _resolve(op_type_map) -> dict:
@@ -181,7 +261,7 @@ def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
             "gradient here can be TF1's for it. Create the variables (build the model) before the block, or wrap "
             "the overridden ops in @tf.custom_gradient functions")
     found = _innermost(op_type)
-    if found is None or not outputs:
+    if found is None or not outputs or (not eager and _made_by_tf_function()):
         return None
     function = found[0]
     if eager:
@@ -208,7 +288,7 @@ def _backward(function, op_type, inputs, outputs, attrs, op_name, positions=None
 
     def backward(*dys):
         op = GraphOp(op_type, inputs, outputs, attrs, op_name)
-        result = function(op, *dys)
+        result = call_as_tf1(function, op, op.inputs, op.outputs, dys)
         result = list(result) if isinstance(result, (list, tuple)) else [result]
         if len(result) != len(inputs):
             raise ValueError(f"the gradient for {op_type!r} returned {len(result)} values for an op of "
@@ -225,7 +305,7 @@ def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
     converting) records it right after the callbacks: that record is kept off the tapes.
     Nothing is recorded where recording is stopped already (a user's ``tape.stop_recording()``)
     or no tape is active."""
-    _, _, _, tape_set, record_operation, _ = _internals()
+    _, _, _, tape_set, record_operation, _, _ = _internals()
     if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
         return
     inputs, outputs = list(inputs), list(outputs)
@@ -320,6 +400,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
         return self
 
     def __exit__(self, *exc):
+        if self._entered is None:
+            raise RuntimeError("this gradient_override_map block is left but was never entered (or was left "
+                               "already): call __enter__() first, or use it in a `with` statement")
         kind, value = self._entered
         self._entered = None
         if kind == "graph":
@@ -368,7 +451,7 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 
     differentiable): so here too. In a ``tf.compat.v1`` graph it is TF1's recipe itself."""
     op_type = "PyFunc" if stateful else "PyFuncStateless"
     if grad is None or op_type not in override_types:
-        return tf.numpy_function(func, inp, Tout, stateful=stateful, name=name)
+        return _returned_as_tf1(tf.numpy_function(func, inp, Tout, stateful=stateful, name=name), Tout)
     legacy = _legacy_graph()
     if legacy is not None:
         with legacy.gradient_override_map({op_type: _registered_name(grad)}):
@@ -377,11 +460,12 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 
 
     @tf.custom_gradient
     def forward(*xs):
-        result = tf.numpy_function(func, list(xs), Tout, stateful=stateful, name=name)
-        outputs = list(result) if isinstance(result, (list, tuple)) else [result]
+        result = _returned_as_tf1(tf.numpy_function(func, list(xs), Tout, stateful=stateful, name=name), Tout)
+        outputs = list(result) if isinstance(result, list) else [result]
 
         def backward(*dys):
-            got = grad(GraphOp(op_type, xs, outputs, (), name), *dys)
+            op = GraphOp(op_type, xs, outputs, (), name)
+            got = call_as_tf1(grad, op, op.inputs, op.outputs, dys)
             got = list(got) if isinstance(got, (list, tuple)) else [got]
             if len(got) != len(xs):
                 raise ValueError(f"the gradient of this py_func returned {len(got)} values for {len(xs)} inputs")
@@ -390,3 +474,12 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 
         return result, backward
 
     return forward(*inputs)
+
+
+def _returned_as_tf1(result, Tout):  # noqa: N803
+    """What TF1's ``py_func`` returned: a list for a list or tuple ``Tout`` (of one dtype too), a
+    tensor for one dtype. Eagerly ``tf.numpy_function`` returns a bare tensor for a one-element
+    list, where a legacy ``py_func(...)[0]`` would take the first row."""
+    if isinstance(Tout, (list, tuple)):
+        return list(result) if isinstance(result, (list, tuple)) else [result]
+    return result

@@ -1,7 +1,7 @@
 """TF2 gradient reversal with the legacy DANN call signatures.
 
-It imports TensorFlow, as ``override_map.py`` (the runtime ``gradient_override_map``) and the
-verifier's worker processes do, and nothing else of the package; ``tf_grl_migrate`` imports
+It imports TensorFlow, as ``override_map.py`` (the runtime ``gradient_override_map``, whose
+``call_as_tf1`` it borrows) and the verifier's worker processes do; ``tf_grl_migrate`` imports
 these lazily, on first use of one of their names.
 
 Forward: the identity, bit for bit. Backward: ``dL/dx = -l * dL/dy``.
@@ -456,10 +456,13 @@ class _TapeOp:
 
 
 def _tape_safe(function):
+    from .override_map import call_as_tf1  # run as TF1 ran it: in a graph
+
     def gradient(op, *grads):
-        if op.inputs is None or op.outputs is None:
+        inputs, outputs = op.inputs, op.outputs
+        if inputs is None or outputs is None:
             op = _TapeOp(op)
-        return function(op, *grads)
+        return call_as_tf1(function, op, inputs, outputs, grads)
 
     gradient.__name__ = getattr(function, "__name__", "gradient")
     gradient.__wrapped__ = function
@@ -554,6 +557,9 @@ class override_gradients:  # noqa: N801 - used like a function: `with override_g
         return self
 
     def __exit__(self, *exc):
+        if self._token is None:
+            raise RuntimeError("this override_gradients block is left but was never entered (or was left already): "
+                               "call __enter__() first, or use it in a `with` statement")
         with _OVERRIDES_LOCK:
             table = _gradient_registry()[0]
             index = next(i for i, (token, _) in enumerate(_ACTIVE) if token is self._token)
