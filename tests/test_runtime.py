@@ -422,3 +422,72 @@ def test_reexported_builder_instance_keeps_num_calls(tmp_path):
     module.flip_gradient(tf.constant(X))
     assert module.flip_gradient.num_calls == 2
     np.testing.assert_array_equal(y.numpy(), X)
+
+
+# -- tf_keras (Keras 2 on TF >= 2.16, TF_USE_LEGACY_KERAS=1): a model takes only its own Keras's layers --
+
+def _tf_keras():
+    return pytest.importorskip("tf_keras")
+
+
+@pytest.mark.parametrize("functional", [True, False], ids=["functional", "sequential"])
+def test_the_layer_joins_tf_keras_models_and_reverses(functional):
+    tfk = _tf_keras()
+    from tf_grl_migrate.runtime import keras_classes
+
+    layer_class = keras_classes(tfk).GradientReversal
+    assert isinstance(layer_class(0.5), tfk.layers.Layer)
+    dense = tfk.layers.Dense(4, kernel_initializer="ones")
+    if functional:
+        inp = tfk.Input((3,))
+        model = tfk.Model(inp, tfk.layers.Dense(1, kernel_initializer="ones")(layer_class(0.5, name="grl")(dense(inp))))
+    else:
+        model = tfk.Sequential([tfk.Input((3,)), dense, layer_class(0.5, name="grl"),
+                                tfk.layers.Dense(1, kernel_initializer="ones")])
+    x = tf.constant(X, tf.float32)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    np.testing.assert_allclose(tape.gradient(loss, dense.kernel).numpy(), np.tile(-0.5 * X.sum(0)[:, None], (1, 4)),
+                               rtol=1e-5)
+    grl = model.get_layer("grl")
+    clone = layer_class.from_config(grl.get_config())
+    assert clone.hp_lambda == 0.5 and clone.name == "grl"
+    symbolic = flip_gradient(tfk.Input((3,)), 2.0)  # a tf_keras symbolic tensor gets tf_keras's layer
+    assert type(symbolic).__module__.startswith("tf_keras.")
+
+
+def test_tf_keras_fit_with_the_scheduler():
+    tfk = _tf_keras()
+    from tf_grl_migrate.runtime import keras_classes
+
+    classes = keras_classes(tfk)
+    inp = tfk.Input((3,))
+    dense = tfk.layers.Dense(4, kernel_initializer="ones")
+    model = tfk.Model(inp, tfk.layers.Dense(1, kernel_initializer="ones")(classes.GradientReversal(1.0)(dense(inp))))
+    model.compile(optimizer=tfk.optimizers.SGD(1.0), loss="mse")
+    scheduler = classes.DANNLambdaScheduler(total_steps=1)  # p = 0: lambda 0, no gradient through the layer
+    model.fit(X.astype(np.float32), np.zeros((4, 1), np.float32), batch_size=4, verbose=0, callbacks=[scheduler])
+    assert scheduler.history == [0.0]
+    np.testing.assert_array_equal(dense.kernel.numpy(), np.ones((3, 4)))
+
+
+def test_tensorflows_legacy_keras_switch_picks_tf_keras(tmp_path):
+    """With TF_USE_LEGACY_KERAS=1 (tf.keras is tf_keras), tf_grl_migrate.GradientReversal is a
+    tf_keras layer: ``tf.keras.Sequential([..., GradientReversal(0.5), ...])`` builds and fits."""
+    _tf_keras()
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "legacy.py"
+    script.write_text(
+        "import numpy as np, tensorflow as tf, tf_grl_migrate\n"
+        "model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2, kernel_initializer='ones'),\n"
+        "                             tf_grl_migrate.GradientReversal(0.5), tf.keras.layers.Dense(1)])\n"
+        "model.compile('sgd', 'mse')\n"
+        "model.fit(np.ones((4, 3)), np.zeros((4, 1)), verbose=0)\n"
+        "print('LAYER', type(tf_grl_migrate.GradientReversal(1.0)).__mro__[1].__module__)\n")
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "LAYER tf_keras." in done.stdout

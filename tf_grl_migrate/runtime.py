@@ -11,8 +11,11 @@ graph mode, under ``tf.distribute``, through ``tf.saved_model``, with second-ord
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 import threading
+import types
 
 try:
     import tensorflow as tf
@@ -27,7 +30,7 @@ import keras
 
 __all__ = [
     "flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler", "guard", "unguard",
-    "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning", "override_gradients",
+    "GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning", "override_gradients", "keras_classes",
 ]
 
 _EagerTensor = type(tf.constant(0.0))
@@ -87,8 +90,14 @@ def _flip_leaf(x, scale):
     return _reverse(x, scale)
 
 
-def _is_keras_symbolic(x):
-    return isinstance(x, keras.KerasTensor)
+def _keras_of_symbolic(x):
+    """The Keras package whose symbolic tensor ``x`` is (``keras.Input``'s), or None."""
+    if isinstance(x, keras.KerasTensor):
+        return keras
+    legacy = sys.modules.get("tf_keras")
+    if legacy is not None and type(x).__name__ == "KerasTensor" and type(x).__module__.startswith("tf_keras."):
+        return legacy
+    return None
 
 
 def _is_number(x):
@@ -127,14 +136,15 @@ def flip_gradient(x, l=1.0):
     if isinstance(x, (list, tuple)) and leaves and all(_is_number(t) for t in leaves):
         # the legacy function called tf.identity(x): a list of numbers became one tensor (float32)
         x = tf.convert_to_tensor(x)
-    elif any(_is_keras_symbolic(t) for t in leaves):
+    elif any(_keras_of_symbolic(t) is not None for t in leaves):
+        owner = [_keras_of_symbolic(t) for t in leaves if _keras_of_symbolic(t) is not None][0]
         if isinstance(l, tf.Variable):
             raise TypeError(
                 "flip_gradient on Keras symbolic tensors needs a Python number as lambda; "
                 "to drive lambda during training use the GradientReversal layer and its "
                 "hp_lambda property (or DANNLambdaScheduler)."
             )
-        return GradientReversal(hp_lambda=float(l))(x)
+        return keras_classes(owner).GradientReversal(hp_lambda=float(l))(x)
     scale = _scale(l)
     return tf.nest.map_structure(lambda leaf: _flip_leaf(leaf, scale), x)
 
@@ -154,72 +164,137 @@ class FlipGradientBuilder:
         return y
 
 
-@keras.saving.register_keras_serializable(package="tf_grl_migrate")
-class GradientReversal(keras.layers.Layer):
-    """Keras layer: identity forward, gradient times ``-hp_lambda`` backward.
+def _tf_keras():
+    """The Keras that ``tf.keras`` is: tf_keras where TensorFlow's own switch asks for it
+    (``TF_USE_LEGACY_KERAS=1``, how Keras-2 code runs on TF >= 2.16), else Keras 3."""
+    layer = tf.keras.layers.Layer
+    if layer.__module__.startswith("tf_keras."):
+        import tf_keras
 
-    ``hp_lambda`` lives in a non-trainable float32 weight, so ``layer.hp_lambda = 0.3``
-    between steps takes effect on the next step of an already traced train function
-    (a Python float attribute would be baked into the trace and silently ignored).
+        return tf_keras
+    return keras
 
-    ``hp_lambda`` may also be a scalar ``tf.Variable`` / ``keras.Variable`` (how legacy Keras DANN
-    code drives it: ``K.variable`` then ``K.set_value`` in a callback): it is read live at every
-    call, never copied, so ``v.assign(0.9)`` changes the next gradient. ``get_config`` saves its
-    value at that moment.
-    """
 
-    def __init__(self, hp_lambda=1.0, **kwargs):
-        super().__init__(**kwargs)
-        self.supports_masking = True
-        self._live = None
-        if _is_variable(hp_lambda):
-            if tuple(hp_lambda.shape) != () or not tf.as_dtype(hp_lambda.dtype).is_floating:
-                raise TypeError(f"hp_lambda must be a scalar float variable, got shape {tuple(hp_lambda.shape)} "
-                                f"and dtype {tf.as_dtype(hp_lambda.dtype).name}")
-            self._live, hp_lambda = hp_lambda, float(hp_lambda.numpy())
-        self._hp_lambda_value = _python_scalar(hp_lambda)
-        self._hp_lambda = self.add_weight(
-            name="hp_lambda",
-            shape=(),
-            dtype="float32",
-            trainable=False,
-            autocast=False,
-            initializer=keras.initializers.Constant(float(self._hp_lambda_value)),
-        )
+@functools.lru_cache(maxsize=None)
+def keras_classes(package):
+    """``GradientReversal`` and ``DANNLambdaScheduler`` for one Keras package (``keras``, Keras 3, or
+    ``tf_keras``): a Keras model takes only layers and callbacks of its own Keras.
+    ``tf_grl_migrate.GradientReversal`` is the one of the Keras ``tf.keras`` is; a process using
+    both asks here for the other: ``keras_classes(tf_keras).GradientReversal``."""
+    three = package is keras
 
-    @property
-    def hp_lambda(self):
-        if self._live is not None:
-            return float(self._live.numpy())
-        return self._hp_lambda_value
+    @package.saving.register_keras_serializable(package="tf_grl_migrate")
+    class GradientReversal(package.layers.Layer):
+        """Keras layer: identity forward, gradient times ``-hp_lambda`` backward.
 
-    @hp_lambda.setter
-    def hp_lambda(self, value):
-        value = _python_scalar(value)
-        if self._live is not None:
-            self._live.assign(float(value))
-        self._hp_lambda.assign(float(value))
-        self._hp_lambda_value = value
+        ``hp_lambda`` lives in a non-trainable float32 weight, so ``layer.hp_lambda = 0.3``
+        between steps takes effect on the next step of an already traced train function
+        (a Python float attribute would be baked into the trace and silently ignored).
 
-    def call(self, inputs):
-        if self._live is not None:
-            return flip_gradient(inputs, self._live.value if isinstance(self._live, keras.Variable) else self._live)
-        return flip_gradient(inputs, self._hp_lambda.value)
+        ``hp_lambda`` may also be a scalar ``tf.Variable`` / ``keras.Variable`` (how legacy Keras DANN
+        code drives it: ``K.variable`` then ``K.set_value`` in a callback): it is read live at every
+        call, never copied, so ``v.assign(0.9)`` changes the next gradient. ``get_config`` saves its
+        value at that moment.
+        """
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
+        def __init__(self, hp_lambda=1.0, **kwargs):
+            super().__init__(**kwargs)
+            self.supports_masking = True
+            self._live = None
+            if _is_variable(hp_lambda):
+                if tuple(hp_lambda.shape) != () or not tf.as_dtype(hp_lambda.dtype).is_floating:
+                    raise TypeError(f"hp_lambda must be a scalar float variable, got shape "
+                                    f"{tuple(hp_lambda.shape)} and dtype {tf.as_dtype(hp_lambda.dtype).name}")
+                self._live, hp_lambda = hp_lambda, float(hp_lambda.numpy())
+            self._hp_lambda_value = _python_scalar(hp_lambda)
+            self._hp_lambda = self.add_weight(
+                name="hp_lambda", shape=(), dtype="float32", trainable=False,
+                initializer=package.initializers.Constant(float(self._hp_lambda_value)),
+                **({"autocast": False} if three else {}))
 
-    def compute_mask(self, inputs, mask=None):
-        return mask
+        @property
+        def hp_lambda(self):
+            if self._live is not None:
+                return float(self._live.numpy())
+            stored = float(self._hp_lambda.numpy())  # loaded weights win over the value last set
+            if float(tf.constant(self._hp_lambda_value, tf.float32).numpy()) != stored:
+                self._hp_lambda_value = stored
+            return self._hp_lambda_value
 
-    def get_config(self):
-        config = super().get_config()
-        config["hp_lambda"] = self.hp_lambda
-        return config
+        @hp_lambda.setter
+        def hp_lambda(self, value):
+            value = _python_scalar(value)
+            if self._live is not None:
+                self._live.assign(float(value))
+            self._hp_lambda.assign(float(value))
+            self._hp_lambda_value = value
 
-    def load_own_variables(self, store):
-        super().load_own_variables(store)
-        self._hp_lambda_value = float(self._hp_lambda.numpy())
+        def call(self, inputs):
+            scale = self._hp_lambda if self._live is None else self._live
+            return flip_gradient(inputs, scale.value if isinstance(scale, keras.Variable) else scale)
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def compute_mask(self, inputs, mask=None):
+            return mask
+
+        def get_config(self):
+            config = super().get_config()
+            config["hp_lambda"] = self.hp_lambda
+            return config
+
+    class DANNLambdaScheduler(package.callbacks.Callback):
+        """Drives every ``GradientReversal`` layer of the model with the DANN schedule.
+
+        ``lambda = lambda_max * (2 / (1 + exp(-gamma * p)) - 1)``, ``p`` the training progress in
+        [0, 1] counted in batches over the whole ``fit`` (``p = batch_index / total_batches``).
+        ``total_steps`` overrides the count Keras gives (needed when the data has no known length).
+        """
+
+        def __init__(self, gamma=10.0, lambda_max=1.0, total_steps=None):
+            super().__init__()
+            self.gamma = float(gamma)
+            self.lambda_max = float(lambda_max)
+            self.total_steps = total_steps
+            self.history = []
+            self._step = 0
+            self._total = None
+            self._layers = []
+
+        def schedule(self, p):
+            return self.lambda_max * (2.0 / (1.0 + math.exp(-self.gamma * p)) - 1.0)
+
+        def on_train_begin(self, logs=None):
+            total = self.total_steps
+            if total is None:
+                steps, epochs = self.params.get("steps"), self.params.get("epochs")
+                if not steps or not epochs:
+                    raise ValueError(
+                        "DANNLambdaScheduler cannot tell how many batches fit will run; "
+                        "pass steps_per_epoch to fit or total_steps to the scheduler."
+                    )
+                total = steps * epochs
+            self._total = max(int(total), 1)
+            self._step = 0
+            self._layers = [
+                layer for layer in self.model._flatten_layers(include_self=False)
+                if isinstance(layer, GradientReversal)
+            ]
+            if not self._layers:
+                raise ValueError("DANNLambdaScheduler: the model has no GradientReversal layer")
+
+        def on_train_batch_begin(self, batch, logs=None):
+            p = min(self._step / self._total, 1.0)
+            value = self.schedule(p)
+            for layer in self._layers:
+                layer.hp_lambda = value
+            self.history.append(value)
+            self._step += 1
+
+    for cls in (GradientReversal, DANNLambdaScheduler):
+        cls.__module__, cls.__qualname__ = __name__, cls.__name__
+    return types.SimpleNamespace(GradientReversal=GradientReversal, DANNLambdaScheduler=DANNLambdaScheduler)
 
 
 def _python_scalar(value):
@@ -234,54 +309,8 @@ def _python_scalar(value):
     return value
 
 
-class DANNLambdaScheduler(keras.callbacks.Callback):
-    """Drives every ``GradientReversal`` layer of the model with the DANN schedule.
-
-    ``lambda = lambda_max * (2 / (1 + exp(-gamma * p)) - 1)``, ``p`` the training progress in
-    [0, 1] counted in batches over the whole ``fit`` (``p = batch_index / total_batches``).
-    ``total_steps`` overrides the count Keras gives (needed when the data has no known length).
-    """
-
-    def __init__(self, gamma=10.0, lambda_max=1.0, total_steps=None):
-        super().__init__()
-        self.gamma = float(gamma)
-        self.lambda_max = float(lambda_max)
-        self.total_steps = total_steps
-        self.history = []
-        self._step = 0
-        self._total = None
-        self._layers = []
-
-    def schedule(self, p):
-        return self.lambda_max * (2.0 / (1.0 + math.exp(-self.gamma * p)) - 1.0)
-
-    def on_train_begin(self, logs=None):
-        total = self.total_steps
-        if total is None:
-            steps, epochs = self.params.get("steps"), self.params.get("epochs")
-            if not steps or not epochs:
-                raise ValueError(
-                    "DANNLambdaScheduler cannot tell how many batches fit will run; "
-                    "pass steps_per_epoch to fit or total_steps to the scheduler."
-                )
-            total = steps * epochs
-        self._total = max(int(total), 1)
-        self._step = 0
-        self._layers = [
-            layer for layer in self.model._flatten_layers(include_self=False)
-            if isinstance(layer, GradientReversal)
-        ]
-        if not self._layers:
-            raise ValueError("DANNLambdaScheduler: the model has no GradientReversal layer")
-
-    def on_train_batch_begin(self, batch, logs=None):
-        p = min(self._step / self._total, 1.0)
-        value = self.schedule(p)
-        for layer in self._layers:
-            layer.hp_lambda = value
-        self.history.append(value)
-        self._step += 1
-
+GradientReversal = keras_classes(_tf_keras()).GradientReversal
+DANNLambdaScheduler = keras_classes(_tf_keras()).DANNLambdaScheduler
 
 # -- the runtime guard -------------------------------------------------------------------------
 
