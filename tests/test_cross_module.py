@@ -142,3 +142,40 @@ def test_registration_used_by_no_block_of_the_run_is_noted(tmp_path):
     result = cli(tree / "one.py")
     assert ("one.py:4", "GRL202") in _diagnostics(result.output)
     assert "UsedElsewhere" in result.output and "_here(x)" in result.output
+
+
+STAR = pathlib.Path(__file__).parent / "cases" / "repo" / "star_imported_module"
+
+
+def _migrated_gr(tmp_path, files, *options):
+    tree = tmp_path / "tree"
+    tree.mkdir(parents=True)
+    for name in files:
+        (tree / name).write_text((STAR / name).read_text())
+    for jobs in ("1", "2"):
+        result = cli(tree / "GR.py" if files == ["GR.py"] else tree, "-j", jobs, "--no-cache", *options)
+        assert result.exit_code == 0, result.output
+        yield result.stdout
+
+
+def test_a_star_imported_module_keeps_every_name_it_hands_on(tmp_path):
+    """`from GR import *` hands on GR's public module-level names, its imports too: where a
+    module of the run star-imports GR, a name the rewrite made dead there stays (GRAD_NAME);
+    its imports stay whoever imports it (a star-import from outside the run cannot be seen), so
+    --use-runtime keeps `import tensorflow as tf` though GR no longer uses it."""
+    for options in ((), ("--use-runtime",)):
+        for diff in _migrated_gr(tmp_path / "-".join(options or ("inline",)), ["GR.py", "model.py"], *options):
+            assert "-GRAD_NAME" not in diff and "-import tensorflow as tf" not in diff, diff
+            assert "-from tensorflow.python.framework import ops" not in diff
+        for diff in _migrated_gr(tmp_path / ("alone" + "-".join(options)), ["GR.py"], *options):
+            assert "-GRAD_NAME = " in diff  # no consumer in the run: the constant only served the override
+            assert "-import tensorflow as tf" not in diff  # ...but the imports stay
+
+
+def test_names_a_literal_all_leaves_out_are_not_handed_on():
+    from tf_grl_migrate.codemod import migrate_code
+
+    source = "__all__ = ['flip']\n" + (STAR / "GR.py").read_text()
+    migrated = migrate_code(source).code
+    assert "from tensorflow.python.framework import ops" not in migrated  # `import *` hands on `flip` only
+    assert "import tensorflow as tf" in migrated  # the rewrite uses it

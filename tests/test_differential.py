@@ -97,9 +97,10 @@ def test_legacy_file_under_tf2_is_not_tf1(case, tf1_reference):
 @pytest.mark.parametrize("strategy", [[], ["--use-runtime"]], ids=["inline", "use-runtime"])
 @pytest.mark.parametrize("repo", REPOS, ids=[r.name for r in REPOS])
 def test_repository_migration_matches_tf1(repo, strategy, tf1_reference, tmp_path):
-    """A repository whose modules import a migrated flip_gradient.py, or use gradients registered in
-    another of its modules: --write over the whole tree, then the entry (across modules) under TF2
-    must match TF1 for both rewrite strategies."""
+    """A repository whose modules import a migrated flip_gradient.py, use gradients registered in
+    another of its modules, or star-import a migrated module (which then keeps what it hands on):
+    --write over the whole tree, then the entry (across modules) under TF2 must match TF1 for both
+    rewrite strategies."""
     tree = tmp_path / repo.name
     shutil.copytree(repo, tree)
     result = harness.cli(tree, "--write", "-j", "1", *strategy)
@@ -107,6 +108,7 @@ def test_repository_migration_matches_tf1(repo, strategy, tf1_reference, tmp_pat
     assert "gradient_override_map" not in "".join(p.read_text() for p in tree.glob("*.py"))
     if strategy and (tree / "flip_gradient.py").exists():  # the legacy instance keeps its shape: callable, num_calls
         assert (tree / "flip_gradient.py").read_text() == (
+            "import tensorflow as tf\nfrom tensorflow.python.framework import ops\n\n"
             "from tf_grl_migrate import FlipGradientBuilder\n\n\nflip_gradient = FlipGradientBuilder()\n")
     y1, g1 = _reference(tf1_reference, repo)
     for mode in ("eager", "function"):

@@ -61,7 +61,7 @@ def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
 
     finders = {"gather_rules": "gather", "site_rules": "check_site", "settle_rules": "settle",
                "finish_rules": "finish", "call_rules": "convert_call", "registration_rules": "convert_registration",
-               "module_rules": "rewrite_module", "note_rules": "notes", "runtime_rules": "take"}
+               "module_rules": "rewrite_module", "edit_rules": "edit_module", "runtime_rules": "take"}
     for finder, function in finders.items():
         found = getattr(idioms, finder)()
         assert found, finder

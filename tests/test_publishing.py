@@ -191,7 +191,7 @@ def test_json_output_validates_against_the_shipped_schema(tmp_path):
                                 "    y = tf.sign(x)\n"]}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (tree / "nb.ipynb").write_text(json.dumps(nb))
-    (tree / "keras_layer.py").write_text("from keras.engine import Layer\n" + (FIXTURES / "flip_gradient.py").read_text())
+    (tree / "keras_layer.py").write_text("from keras.engine import Network\n" + (FIXTURES / "flip_gradient.py").read_text())
     outputs = [harness.cli(tree, "--format", "json", "--no-cache", *flags).stdout for flags in ([], ["--check"])]
     outputs.append(harness.cli("-", "--format", "json", input=b"\xff\xfe\x00bad").stdout)  # undecodable stdin
     seen = set()
@@ -233,7 +233,9 @@ def test_libcst_tool_command_line_finds_and_runs_the_command(tmp_path):
     assert "GRL1" not in done.stderr  # saliency.py's model-wide block moves onto the runtime map
     assert "tf_grl_migrate.gradient_override_map({" in (tree / "saliency.py").read_text()
     assert (tree / "flip_gradient.py").read_text() == (
-        "from tf_grl_migrate import FlipGradientBuilder\n\n\nflip_gradient = FlipGradientBuilder()\n")
+        (
+        "import tensorflow as tf\nfrom tensorflow.python.framework import ops\n\n"
+        "from tf_grl_migrate import FlipGradientBuilder\n\n\nflip_gradient = FlipGradientBuilder()\n"))
 
 
 def _readme_yaml_blocks():

@@ -288,3 +288,14 @@ def test_grl102_offers_the_private_helper_hint_only_where_it_would_be_enough():
     assert "--use-runtime` migrates this block" in d.message
     (d,) = [d for d in migrate_code(local).diagnostics if d.code == "GRL102"]
     assert "a module-private `_guided` called only with literals here would be migrated" in d.message
+
+
+def test_a_name_tf2_has_in_no_form_around_a_migrated_site_gets_a_note():
+    """GRL204: the migrated function still runs `tf.contrib...`, which no TF2 has: the site is
+    migrated, and the line is named for a hand."""
+    source = (CASES / "rewrite" / "tf1_only_names_around_the_site" / "before.py").read_text().replace(
+        "h = tf.tanh(x)", "h = tf.contrib.layers.flatten(x)")
+    result = migrate_code(source)
+    assert "gradient_override_map" not in result.code and "tf.compat.v1.variable_scope" in result.code
+    (note,) = result.diagnostics
+    assert (note.code, note.line) == ("GRL204", 13) and "tf.contrib.layers.flatten" in note.message

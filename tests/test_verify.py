@@ -369,3 +369,6 @@ def test_verify_reports_every_site_moved_onto_the_runtime_map(tmp_path):
             statuses[(name, v["line"])] = v["status"]
     assert statuses[("gradient_reads_op_attr", 11)] == "verified"
     assert statuses[("map_entered_by_hand", 15)] == "not_verifiable"
+    # a class keeping its graph in an attribute, its map entered in __enter__: exercised through the
+    # module-level function that uses it (`with Explainer(): ...`)
+    assert statuses[("graph_kept_in_an_attribute", 15)] == "verified"

@@ -25,12 +25,17 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 
 def _provide_pre_1_0_names():
-    """Pre-1.0 files (``tf.neg``) run as they did: the verifier's own TF1 setting (one engine)."""
+    """Pre-1.0 files (``tf.neg``) run as they did, and Keras 2's ``keras.engine``: the verifier's own
+    TF1 setting (one engine)."""
     import tensorflow as real_tf
 
-    from tf_grl_migrate.verify_worker import provide_pre_1_0_names
+    import keras.backend  # noqa: F401  (Keras 2's session and variable helpers go on it)
+
+    from tf_grl_migrate.verify_worker import keras_as_tf1_had_it, provide_keras_2_engine, provide_pre_1_0_names
 
     provide_pre_1_0_names(tf1, real_tf)
+    provide_keras_2_engine()
+    keras_as_tf1_had_it(real_tf)
 
 
 _provide_pre_1_0_names()

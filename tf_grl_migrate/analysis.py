@@ -9,7 +9,7 @@ import libcst as cst
 
 from . import facts, idioms, ops, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
-from .nodes import _code, _is_map_call, _is_runtime_map
+from .nodes import _code, _is_map_call, _is_runtime_map, star_exports
 from .report import Diagnostic
 from .scopes import Assignment, ImportAssignment
 from .sites import Registration, Site, _regs
@@ -125,6 +125,7 @@ class Planner:
         self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
+        self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -219,6 +220,13 @@ class Planner:
             return None
         return ("expr", self.where_scope(self.scopes.get(expr)), _code(expr))
 
+    def handed_on(self, name: str) -> bool:
+        """Whether ``from this_module import *`` hands ``name`` on: a public name, where the module
+        has no ``__all__`` or one that lists it (or one the tool cannot read)."""
+        if self._all is None:
+            self._all = star_exports(self.module)
+        return not name.startswith("_") if self._all is True else name in self._all
+
     def where(self, node) -> int:
         """A node's pre-order index in the module (-1: none, or not in it)."""
         return self.collector.order.get(node, -1)
@@ -301,4 +309,5 @@ class Planner:
             for rule in idioms.settle_rules():
                 if rule.settle(self):
                     changed = True
+
 

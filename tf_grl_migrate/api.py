@@ -114,8 +114,8 @@ def migrate_paths(
 def _process(args):
     from .files import process_file
 
-    *args, keep_text = args
-    return process_file(*args, keep_text=keep_text)
+    *args, links, keep_text = args
+    return process_file(*args, links=links, keep_text=keep_text)
 
 
 def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
@@ -125,7 +125,11 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     (facts.Run) and settle those together, replacing their reports. With ``write`` nothing is
     handed out before the links are known (a linked file must not be written alone). Results in
     path order."""
+    from .facts import STAR_IMPORT, Links, star_imported
     from .files import CANDIDATE, NotCached, process_file, read
+
+    STARRED = Links(star_imported=True)
+    starred: set = set()
 
     reports = [None] * len(paths)
     counted = set()
@@ -143,13 +147,16 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     def hand_out(i, raw):
         nonlocal pool
         path = paths[i]
-        try:
-            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False,
-                                      keep_text=keep_text)
-            done(i)
-            return
-        except NotCached:
-            work.append((i, (path, write, want_diff, use_runtime, raw, cache, keep_text)))
+        if path in starred:  # its module-level names are handed on: a run question, never cached
+            work.append((i, (path, write, want_diff, use_runtime, raw, None, STARRED, keep_text)))
+        else:
+            try:
+                reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False,
+                                          keep_text=keep_text)
+                done(i)
+                return
+            except NotCached:
+                work.append((i, (path, write, want_diff, use_runtime, raw, cache, None, keep_text)))
         if jobs > 1:
             if pool is None:
                 from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
@@ -158,16 +165,22 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
             futures[i] = pool.submit(_process, work[-1][1])
 
     try:
+        stars = {}  # path -> bytes of a module that may star-import another
         for i, path in enumerate(paths):
             raw, failure = read(path)
+            if raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw):
+                stars[path] = raw
             if failure is not None or CANDIDATE not in raw:
                 reports[i] = failure or FileReport(path)
                 done(i)
                 continue
             candidates[i] = raw
-            if not write:
+        starred = star_imported(paths, list(roots or paths), stars) if stars else set()
+        if not write:
+            for i, raw in candidates.items():
                 hand_out(i, raw)
-        linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache, keep_text)
+        linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache, keep_text,
+                                 starred)
         if write:
             for i, raw in candidates.items():
                 if i not in linked:
@@ -185,7 +198,8 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     return reports
 
 
-def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False) -> dict:
+def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False,
+                    starred=frozenset()) -> dict:
     """Reports for the modules taking part in a link between modules (a registration in one, its
     use in another), settled together: both ends are migrated, or both stay with a diagnostic.
     Each round migrates the linked modules in memory and collects the links one end cannot keep;
@@ -197,6 +211,8 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     py = [i for i in candidates if paths[i].endswith(".py") and may_link(candidates[i])] if len(paths) > 1 else []
     if not py:
         return {}
+    import dataclasses
+
     from . import facts
     from .files import decode, process_file, read
 
@@ -220,7 +236,12 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     users = {paths[i]: found for i in py if (found := facts_of(paths[i], candidates[i])) is not None}
     run = facts.Run(paths, list(roots), users, read_facts)
     blocked: dict = {}
-    links = run.links(blocked)
+
+    def slices():  # each module's slice of the links, and whether a module of the run star-imports it
+        return {path: dataclasses.replace(slice_, star_imported=path in starred)
+                for path, slice_ in run.links(blocked).items()}
+
+    links = slices()
     for _ in range(len(run.facts) + 1):
         new = {}
         for path, slice_ in links.items():
@@ -233,7 +254,7 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
         if not new:
             break
         blocked.update(new)
-        links = run.links(blocked)
+        links = slices()
     index = {p: i for i, p in enumerate(paths)}
     return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_,
                                       keep_text=keep_text)

@@ -65,7 +65,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     if not sites and not exported and not any(planner.taken.values()):
         return Result(code, diagnostics, blocked)
     plan = _Builder(planner, sites, use_runtime).build()
-    diagnostics = sorted([*diagnostics, *(note for rule in idioms.note_rules() for note in rule.notes(planner))])
+    diagnostics = sorted([*diagnostics, *plan.notes])
     removed, dissolved = plan.machinery(planner.parents)
     for rule in idioms.module_rules():
         whole = rule.rewrite_module(module, plan) if use_runtime or not rule.IDIOM.runtime else None

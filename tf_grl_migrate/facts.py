@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 
 from .precheck import MARKER
@@ -81,6 +82,7 @@ class Export:
 class Links:
     externals: tuple = ()
     exports: tuple = ()
+    star_imported: bool = False  # another module of the run does `from this_module import *`
 
     def key(self) -> str:
         return repr(self)
@@ -175,6 +177,28 @@ def _dotted(node) -> str | None:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else None
     return None
+
+
+STAR_IMPORT = re.compile(rb"\bimport\s*\*")
+
+
+def star_imported(paths: list[str], roots: list[str], sources: dict) -> set[str]:
+    """The modules of the run that another module of it star-imports (``from GR import *``), which
+    then hands on every public module-level name GR binds (its imports too). ``sources``: path ->
+    bytes of the modules whose text has an ``import *``."""
+    run = Run(paths, roots, {}, lambda path: None)
+    found = set()
+    for path, raw in sources.items():
+        try:
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                target = run.module_path(path, node.module or "", node.level)
+                if target is not None and target != path:
+                    found.add(target)
+    return found
 
 
 class Run:

@@ -214,3 +214,29 @@ def operator_spelling(node) -> str:
     if isinstance(node, cst.UnaryOperation):
         return symbol + "a"
     return f"a {symbol.removesuffix('=') if isinstance(node, cst.AugAssign) else symbol} b"
+
+
+def star_exports(module: cst.Module):
+    """The names a module-level ``__all__`` lists, or True where there is none or it is not one
+    list or tuple of string literals assigned once (then every public name may be handed on)."""
+    found = []
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Attribute) and _code(small.value.func.value) == "__all__"):
+                return True  # `__all__.extend(...)`: not read here
+            targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                       else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])
+            if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                found.append(small)
+    if len(found) != 1 or not isinstance(found[0], cst.Assign) or not isinstance(found[0].value, (cst.List, cst.Tuple)):
+        return True
+    names = set()
+    for element in found[0].value.elements:
+        value = element.value
+        if not isinstance(element, cst.Element) or not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        names.add(value.evaluated_value)
+    return names

@@ -12,6 +12,9 @@ The knowledge is generated from TensorFlow itself and pinned to the version the 
   each of Python's arithmetic operators makes (``"a * b": "Mul"``).
   And every op type TensorFlow registers (``op_types``).
 * ``_tf_api_names.txt``: the names TF2 has, for gradient code the rewrite moves.
+* ``_keras_names.txt``: the public names of ``keras.layers``, ``keras.models`` and ``keras.backend``
+  in Keras 3 (what TF >= 2.16 installs) and of their ``tf.keras`` twins, for a migrated Keras 2
+  layer module (``from keras.engine import Layer``).
 
 Loaded lazily: ``--help`` and files without candidates never read them.
 """
@@ -198,6 +201,14 @@ def describe_call(qualified_names, mapped) -> str:
 @functools.lru_cache(maxsize=None)
 def api_names() -> frozenset:
     with open(os.path.join(_HERE, "_tf_api_names.txt"), encoding="utf-8") as handle:
+        return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
+
+
+@functools.lru_cache(maxsize=None)
+def keras_names() -> frozenset:
+    """``keras.layers.Layer``, ``tensorflow.keras.backend.set_value``, ...: the names Keras 3 and
+    TF2's ``tf.keras`` have in their layers, models and backend modules."""
+    with open(os.path.join(_HERE, "_keras_names.txt"), encoding="utf-8") as handle:
         return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
 
 

@@ -266,20 +266,62 @@ def plan(original: str, migrated: str | None, others=()) -> list:
     loose = []
     for call, chain, block in sites:
         where = (call.lineno, call.col_offset + 1)
-        if block is None:
-            loose.append(Probe({}, [where], [_qualname(chain)], "the map is entered by hand (`ctx.__enter__()`), "
-                                                                "where verification cannot follow it"))
-            continue
-        key = tuple(id(n) for n in _entry_chain(chain))
-        alone = block_probe(tree, new_tree, original, migrated, call, block, chain)
-        if key in probes:
-            probes[key][1].append(where)
-            probes[key][2].append(block)
-            probes[key][3].append(alone)
-            continue
-        probes[key] = [chain, [where], [block], [alone]]
+        entries = [(chain, block)]
+        if block is None or _in_init(chain):
+            entries = _users(tree, chain)
+            if not entries:
+                how = ("the map is entered by hand (`ctx.__enter__()`)" if block is None
+                       else "the override runs in __init__")
+                owner = next((n.name for n in chain if isinstance(n, ast.ClassDef)), None)
+                loose.append(Probe({}, [where], [_qualname(chain)], f"{how}, and no module-level function of the "
+                                   f"module uses {owner or 'it'} to reach it; test this site by hand"))
+                continue
+        for entry, entered in entries:
+            key = tuple(id(n) for n in _entry_chain(entry))
+            alone = block_probe(tree, new_tree, original, migrated, call, block, chain) if entered is block else None
+            if key in probes:
+                probes[key][1].append(where)
+                probes[key][2].append(entered)
+                probes[key][3].append(alone)
+                continue
+            probes[key] = [entry, [where], [entered], [alone]]
     return [*(_probe(chain, where, blocks, trees, tree)._replace(fallbacks=tuple(alone))
               for chain, where, blocks, alone in probes.values()), *loose]
+
+
+class _Body(NamedTuple):
+    """A function's whole body standing for the block a site is reached through, where the map
+    is entered by hand or by an object the function makes (``with Explainer(): ...``)."""
+
+    body: list
+    items: list
+
+
+def _in_init(chain) -> bool:
+    entry = _entry_chain(chain)
+    return len(entry) > 1 and isinstance(entry[-1], ast.FunctionDef) and entry[-1].name == "__init__"
+
+
+def _users(tree, chain) -> list:
+    """(chain, block) through which a site that no call of its own reaches is reached: a map
+    entered by hand in a module-level function is that function, whole; one in a class (made in
+    ``__init__``, entered in ``__enter__``: DeepExplain's) is each module-level function that uses
+    the class, through its ``with`` statements that do (else its whole body)."""
+    entry = _entry_chain(chain)
+    if len(entry) == 1 and isinstance(entry[0], ast.FunctionDef):
+        return [(entry, _Body(entry[0].body, []))]
+    owner = next((n for n in entry if isinstance(n, ast.ClassDef)), None)
+    if owner is None or owner is not chain[0]:
+        return []
+    found = []
+    for fdef in tree.body:
+        if not isinstance(fdef, ast.FunctionDef) or owner.name not in _names(fdef):
+            continue
+        withs = [n for n in ast.walk(fdef) if isinstance(n, (ast.With, ast.AsyncWith))
+                 and any(owner.name in _names(item.context_expr) for item in n.items)]
+        for block in withs or [_Body(fdef.body, [])]:
+            found.append(((fdef,), block))
+    return found
 
 
 def _entry_chain(chain) -> tuple:

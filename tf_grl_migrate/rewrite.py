@@ -38,6 +38,7 @@ class Plan:
     replace_stmts: dict = field(default_factory=dict)
     hoisted_ifs: set = field(default_factory=set)
     removed: dict = field(default_factory=dict)  # id -> every original node that disappears
+    notes: list = field(default_factory=list)  # what the edit rules could not respell (diagnostics)
 
     def remove(self, node) -> None:
         self.removed[id(node)] = node
@@ -410,6 +411,8 @@ class _Builder:
             if rule.__name__ in self.p.taken:
                 rule.emit_all(self, self.p.taken[rule.__name__])
         self.remove_dead_code()
+        for rule in idioms.edit_rules():
+            self.plan.notes.extend(rule.edit_module(self))
         return self.plan
 
     def callable_name(self, reg: Registration) -> str:
@@ -442,7 +445,8 @@ class _Builder:
             changed = False
             for name in [name for root in list(self.plan.removed.values()) for name in _load_names(root)]:
                 for ref in self.p.referents(name):
-                    if self.p.links.exports and isinstance(ref.scope, GlobalScope):
+                    if isinstance(ref.scope, GlobalScope) and (self.p.links.exports or (
+                            self.p.links.star_imported and self.p.handed_on(ref.name))):
                         continue  # other modules of the run import from here: module-level names stay
                     if isinstance(ref, ImportAssignment):
                         imports.add(ref)
@@ -468,6 +472,8 @@ class _Builder:
         for ref in candidates:
             if ref.name in needed or not all(self.is_dead(access.node) for access in ref.references):
                 continue
+            if isinstance(ref.scope, GlobalScope) and self.p.handed_on(ref.name):
+                continue  # `from this_module import *` elsewhere may hand it on: consumers we cannot see
             self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
 
 

@@ -92,6 +92,7 @@ def _setup(mode: str):
         sys.modules["tensorflow"] = tf1
         sys.meta_path.append(_TF1Submodules())
         provide_pre_1_0_names(tf1, tf)
+        provide_keras_2_engine()
     else:
         _tf1_fallback(tf)
 
@@ -140,21 +141,46 @@ def _tf1_fallback(tf):
     tf.__getattr__ = fallback
 
 
-def _keras_as_tf1_had_it():
+def keras_as_tf1_had_it(tf=None):
     """``keras.backend.get_session()`` as TF1's Keras had it: a session on the default graph
-    (``keras.backend``, ``tf.keras.backend``: whichever the code imported)."""
-    tf1 = TF.compat.v1
+    (``keras.backend``, ``tf.keras.backend``: whichever the code imported); and Keras 2's
+    ``variable``, ``get_value`` and ``set_value`` on a backend that lacks them (Keras 3's)."""
+    tf1 = (tf or TF).compat.v1
+    legacy = tf1.keras.backend
     for name, backend in list(sys.modules.items()):
-        if name.endswith("keras.backend") and backend is not None and not hasattr(backend, "get_session"):
-            try:
+        if not name.endswith("keras.backend") or backend is None:
+            continue
+        try:
+            if not hasattr(backend, "get_session"):
                 backend.get_session = lambda: tf1.Session(graph=tf1.get_default_graph())
-            except (AttributeError, TypeError):
-                pass
+            for attr in ("variable", "get_value", "set_value"):
+                if not hasattr(backend, attr):
+                    setattr(backend, attr, getattr(legacy, attr))
+        except (AttributeError, TypeError):
+            pass
+
+
+KERAS_2_ENGINE = ("keras.engine", "keras.engine.topology", "keras.engine.base_layer", "keras.engine.input_spec")
+
+
+def provide_keras_2_engine():
+    """``from keras.engine import Layer`` (or ``.topology``, ``.base_layer``) as Keras 2 had it,
+    where Keras 3 removed it: those modules hold Keras's ``Layer`` and ``InputSpec``."""
+    import keras
+
+    if "keras.engine" in sys.modules or importlib.util.find_spec("keras.engine") is not None:
+        return  # a Keras that has it
+    for name in KERAS_2_ENGINE:
+        module = types.ModuleType(name)
+        module.Layer, module.InputSpec = keras.layers.Layer, keras.layers.InputSpec
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        setattr(sys.modules[parent], child, module)
 
 
 def _after_each():
     """What runs after each statement of the user's code is executed: TF1's Keras names."""
-    return _keras_as_tf1_had_it if MODE == "tf1" else None
+    return keras_as_tf1_had_it if MODE == "tf1" else None
 
 
 def load(path, source, roots, migrated=None):

@@ -12,7 +12,11 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``py_func`` (``--use-runtime``): ``py_func`` with a registered gradient -> ``tf_grl_migrate.py_func``.
 - ``dann_reexport`` (``--use-runtime``): a module holding only the DANN builder -> a re-export
   (a module rule: ``rewrite_module``).
-- ``keras_engine``: a note on migrated files that import ``keras.engine`` (a note rule: ``notes``).
+- ``keras_layer``: a migrated module's Keras 2 layer code respelled for Keras 3 (``keras.engine``
+  imports, the backend, ``self.trainable_weights = []``), notes where it cannot be (an edit rule:
+  ``edit_module``).
+- ``migrated_path``: TF1-only names in the code a migrated site runs (its function, what a moved
+  map's receiver was assigned) respelled for TF2 (an edit rule: ``edit_module``).
 
 The planner (``analysis.py``) sees every registration and block of a module at once, since a
 registration stands or falls with all its uses; it names no idiom: it runs the rules below
@@ -35,7 +39,7 @@ from .base import Idiom
 # registered_gradient, which converts every other registration; the registrations are gathered
 # before the blocks that use them.
 MODULES = ("runtime_reversal", "registered_gradient", "override_block", "straight_through", "py_func",
-           "runtime_map", "dann_reexport", "keras_engine")
+           "runtime_map", "dann_reexport", "keras_layer", "migrated_path")
 
 
 def all_idioms() -> list[Idiom]:
@@ -85,9 +89,10 @@ def registration_rules() -> tuple:
     return _having("convert_registration")
 
 
-def note_rules() -> tuple:
-    """The idioms that note something about a migrated module: ``notes(planner)`` -> diagnostics."""
-    return _having("notes")
+def edit_rules() -> tuple:
+    """The idioms that edit a migrated module beyond its sites, once they are converted and the
+    code only they used is known dead: ``edit_module(builder)`` -> notes (diagnostics)."""
+    return _having("edit_module")
 
 
 def module_rules() -> tuple:

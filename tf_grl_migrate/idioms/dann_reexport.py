@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..nodes import _code, _is_docstring, _is_import_line, parsed_statement
+from ..nodes import _bound_name, _code, _is_docstring, _is_import_line, parsed_statement, star_exports
 from .base import Idiom
 
 IDIOM = Idiom(
@@ -23,18 +23,18 @@ def rewrite_module(module: cst.Module, plan):
 
     Shape: docstring, imports, ``class C`` with ``__init__`` (``self.num_calls = 0``) and
     ``__call__(self, x, l=1.0)`` whose every statement is override plumbing, the counter, the
-    shim call ``tf_grl_migrate.flip_gradient(x, l)`` and ``return``, then ``name = C()``.
+    shim call ``tf_grl_migrate.flip_gradient(x, l)`` and ``return``, then ``name = C()``. The
+    imports a star-import of the module would hand on stay.
     Returns the new module, or None when the module is anything more.
     """
     head, cls, instance = [], None, None
+    exported = star_exports(module)
     for stmt in module.body:
         if _is_docstring(stmt) and not head and cls is None:
             head.append(stmt)
         elif _is_import_line(stmt):
-            future = [b for b in stmt.body if isinstance(b, cst.ImportFrom) and b.module is not None
-                      and _code(b.module) == "__future__"]
-            if future:
-                head.append(stmt)
+            if any(_future_or_handed_on(small, exported) for small in stmt.body):
+                head.append(stmt)  # `from flip_gradient import *` elsewhere may hand its imports on
         elif isinstance(stmt, cst.ClassDef) and cls is None:
             cls = stmt
         elif cls is not None and instance is None and _instantiates(stmt, cls.name.value):
@@ -52,6 +52,16 @@ def rewrite_module(module: cst.Module, plan):
     instance_line = parsed_statement(f"{instance} = {name}()\n").with_changes(
         leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
     return module.with_changes(body=[*head, reexport, instance_line])
+
+
+def _future_or_handed_on(small, exported) -> bool:
+    """An import a re-export keeps: ``from __future__``, or one binding a name ``import *`` hands on."""
+    if isinstance(small, cst.ImportFrom) and small.module is not None and _code(small.module) == "__future__":
+        return True
+    if isinstance(small.names, cst.ImportStar):
+        return True
+    names = [_bound_name(alias) for alias in small.names]
+    return any(not n.startswith("_") if exported is True else n in exported for n in names)
 
 
 def _instantiates(stmt, class_name: str) -> bool:

@@ -301,36 +301,51 @@ def tf2_spelling(planner, reg: Registration):
 
 
 def _removed_aliases(planner, reg: Registration):
-    """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2:
-    names TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) get their TF2
-    spelling, as do the underscored wrappers of hidden ops (``gen_nn_ops._relu_grad``), TF1-only names (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object
-    TF1 had), and a name TF2 has in neither form refuses the registration (GRL114)."""
+    """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
+    (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
     for attr in _attributes(reg.fdef.body):
-        found = ops.removed_alias(planner.qn(attr))
+        found = tf2_name(planner, attr)
         if found is None:
-            missing = sorted(q for q in planner.qn(attr, raw=True)
-                             if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
-            if not missing:
-                continue
-            old = ops.tf1_only(missing[0])
-            hidden = ops.hidden_op_wrapper(missing[0]) if old is None else None
-            if hidden is not None:  # gen_nn_ops._relu_grad -> gen_nn_ops.relu_grad
-                reg.renames[attr] = _respelled(attr, missing[0].rpartition(".")[2], hidden)
-                continue
-            if old is None:
-                return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
-                                  f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
-                                  f"({missing[0]}); rewrite that line by hand, then migrate again")
-            found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
-        old, new = found
-        if new is None:
+            continue
+        if isinstance(found, str):
+            reg.renames[attr] = found
+            continue
+        qualified, removed = found
+        if removed:
             return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
                               f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                               "for; rewrite that line by hand, then migrate again")
-        if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
-            new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
-        reg.renames[attr] = _respelled(attr, old, new)
+        return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
+                          f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                          f"({qualified}); rewrite that line by hand, then migrate again")
     return None
+
+
+def tf2_name(planner, attr: cst.Attribute):
+    """TF2's spelling of a dotted TensorFlow name: None where TF2 has it as written; else the new
+    text: a name TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) its TF2 name, an
+    underscored wrapper of a hidden op (``gen_nn_ops._relu_grad``) its TF2 name, a TF1-only name
+    (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object TF1 had); or, where TF2 has it
+    in no form, (the qualified name, whether 1.0 removed it)."""
+    found = ops.removed_alias(planner.qn(attr))
+    if found is None:
+        missing = sorted(q for q in planner.qn(attr, raw=True)
+                         if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
+        if not missing:
+            return None
+        old = ops.tf1_only(missing[0])
+        hidden = ops.hidden_op_wrapper(missing[0]) if old is None else None
+        if hidden is not None:  # gen_nn_ops._relu_grad -> gen_nn_ops.relu_grad
+            return _respelled(attr, missing[0].rpartition(".")[2], hidden)
+        if old is None:
+            return missing[0], False
+        found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
+    old, new = found
+    if new is None:
+        return f"tensorflow.{old}", True
+    if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
+        new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
+    return _respelled(attr, old, new)
 
 
 def _keywords(planner, reg: Registration):

@@ -1,4 +1,5 @@
 import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
 
 
 def flip_gradient(x, l=1.0):

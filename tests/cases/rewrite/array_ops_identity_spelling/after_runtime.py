@@ -1,3 +1,6 @@
+from tensorflow.python.framework import ops
+from tensorflow.python.ops import array_ops
+from tensorflow.python.ops import math_ops
 import tf_grl_migrate
 
 

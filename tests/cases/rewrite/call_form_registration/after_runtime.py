@@ -1,3 +1,4 @@
+import tensorflow as tf
 import tf_grl_migrate
 
 

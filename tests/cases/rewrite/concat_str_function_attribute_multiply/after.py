@@ -1,4 +1,5 @@
 import tensorflow as tf
+from tensorflow.python.framework import ops
 
 
 def flip(x, learning_rate=1.0):

@@ -1,3 +1,6 @@
+import tensorflow as tf
+from tensorflow.python.framework import ops
+
 from tf_grl_migrate import FlipGradientBuilder
 
 

@@ -1,3 +1,6 @@
+import itertools
+
+import tensorflow as tf
 import tf_grl_migrate
 
 

@@ -1,4 +1,5 @@
 import tensorflow as tf
+from tensorflow.python.framework import ops
 
 
 def flip_gradient(x, hp_lambda):

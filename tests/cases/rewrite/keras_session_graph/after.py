@@ -1,4 +1,5 @@
 import tensorflow as tf
+from tensorflow.python.keras import backend as K
 
 
 def flip_gradient(x, l=1.0):

@@ -1,3 +1,5 @@
+import tensorflow as tf
+from tensorflow.python.keras import backend as K
 import tf_grl_migrate
 
 

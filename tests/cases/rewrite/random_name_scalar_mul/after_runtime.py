@@ -1,3 +1,6 @@
+import random
+
+import tensorflow as tf
 import tf_grl_migrate
 
 

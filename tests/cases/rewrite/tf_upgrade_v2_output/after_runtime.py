@@ -1,3 +1,5 @@
+import tensorflow as tf
+
 from tf_grl_migrate import FlipGradientBuilder
 
 

@@ -1,3 +1,5 @@
+import uuid
+
 import tensorflow as tf
 
 

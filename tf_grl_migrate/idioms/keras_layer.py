@@ -1,0 +1,243 @@
+"""A migrated module's Keras 2 layer code, respelled so that the module imports and its layers run
+under Keras 3 (TF >= 2.16), where the legacy gradient reversal layer (``class
+GradientReversal(Layer)``) failed at import, then at its first call:
+
+- ``from keras.engine import Layer`` (or ``keras.engine.topology``, ``tensorflow.keras.engine``):
+  the names from where Keras 3 and Keras 2 both have them (``keras.layers``, ``keras.models``);
+- ``from keras import backend as K`` where the module calls what only Keras 2's backend had
+  (``K.variable``, ``K.get_value``, ``K.set_value``): the backend TF2 keeps for it,
+  ``tensorflow.keras.backend`` (every name of Keras 3's ``keras.backend`` is there too);
+- ``self.trainable_weights = []`` in a layer that makes no weights: Keras 3 (and tf_keras) track a
+  layer's weights themselves and refuse to have the list set; the statement said "none".
+
+What cannot be respelled safely gets a GRL201 note at its line. Only modules the tool migrates are
+touched. The Keras names come from the generated ``_keras_names.txt`` (``ops.keras_names``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import ops
+from ..nodes import _code, _is_docstring, _is_import_line, parsed_expression, parsed_statement
+from ..report import Diagnostic
+from ..traversal import QuickVisitor
+from .base import Idiom, source
+
+IDIOM = Idiom(
+    name="keras_layer",
+    summary="a migrated Keras 2 layer module respelled for Keras 3: keras.engine imports, the backend, trainable_weights",
+    codes=("GRL201",),
+    examples={
+        "GRL201": source("""
+            import tensorflow as tf
+            from keras.engine import Network
+
+
+            @tf.RegisterGradient("Rev")
+            def _rev(op, grad):
+                return -grad
+
+
+            def f(x):
+                with tf.get_default_graph().gradient_override_map({"Identity": "Rev"}):
+                    return tf.identity(x)
+            """),
+    },
+    cases=("keras_gradient_reversal_layer_module",),
+)
+
+ENGINES = ("keras.engine", "tensorflow.keras.engine")
+HOMES = ("layers", "models")
+SETTABLE_ONCE = ("trainable_weights", "non_trainable_weights")
+MAKES_WEIGHTS = {"add_weight", "add_variable", "trainable_weights", "non_trainable_weights", "_trainable_weights",
+                 "_non_trainable_weights", "weights", "trainable_variables"}
+
+
+def edit_module(builder) -> list[Diagnostic]:
+    """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
+    statements); the notes for what it cannot."""
+    planner = builder.p
+    notes = []
+    respell_backend = _backend_reads(builder, notes)
+    for stmt in planner.module.body:
+        if _is_import_line(stmt):
+            new = _import_line(planner, stmt, respell_backend, notes)
+            if new is not None:
+                builder.plan.replace_stmts[stmt] = new
+    for cls in (n for n in planner.collector.nodes if isinstance(n, cst.ClassDef)):
+        if _is_keras_layer(planner, cls):
+            _weights_lists(builder, cls, notes)
+    return notes
+
+
+def _engine_root(module: str) -> str | None:
+    for engine in ENGINES:
+        if module == engine or module.startswith(engine + "."):
+            return engine.rsplit(".", 1)[0]
+    return None
+
+
+def _import_line(planner, stmt, respell_backend: set, notes: list):
+    """The import line respelled for Keras 3, or None where it stays (a note where it cannot)."""
+    if len(stmt.body) != 1:
+        if any(_needs_respelling(small, respell_backend) for small in stmt.body):
+            notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}` holds several imports Keras 3 needs "
+                                              "respelled; put each on a line of its own and migrate again"))
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+        module = _code(small.module)
+        root = _engine_root(module)
+        if root is not None:
+            return _engine_import(planner, stmt, small, module, root, notes)
+        if module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend):
+            if len(small.names) != 1:
+                notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: import `backend` on a line of its own "
+                                                  "and migrate again (this module calls what only tensorflow.keras's "
+                                                  "backend still has)"))
+                return None
+            return stmt.with_changes(body=[small.with_changes(module=parsed_expression("tensorflow.keras"))])
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            name = _code(alias.name)
+            if _engine_root(name) is not None:
+                notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
+                                                  "import what it needs from keras.layers or keras.models"))
+                return None
+        if len(small.names) == 1 and _code(small.names[0].name) == "keras.backend" and small.names[0].asname \
+                and small.names[0].asname.name.value in respell_backend:
+            alias = small.names[0].with_changes(name=parsed_expression("tensorflow.keras.backend"))
+            return stmt.with_changes(body=[small.with_changes(names=[alias])])
+    return None
+
+
+def _engine_import(planner, stmt, small, module: str, root: str, notes: list):
+    if isinstance(small.names, cst.ImportStar):
+        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+                                          f"the names this module uses from {root}.layers or {root}.models"))
+        return None
+    names = [alias.name.value for alias in small.names]
+    homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
+    missing = [n for n, found in homes.items() if not found]
+    if missing:
+        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
+                                          f"{' and '.join(f'{root}.{h}' for h in HOMES)} have no "
+                                          f"{', '.join(missing)}; import what the module needs from where Keras 3 "
+                                          "has it"))
+        return None
+    home = homes[names[0]][0]
+    if any(home not in found for found in homes.values()):
+        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+                                          f"{', '.join(n for n, f in homes.items() if home in f)} from {root}.{home} "
+                                          "and the rest from where Keras 3 has them, on lines of their own"))
+        return None
+    return stmt.with_changes(body=[small.with_changes(module=parsed_expression(f"{root}.{home}"))])
+
+
+def _binds_backend(small, respell_backend: set) -> bool:
+    return any(alias.name.value == "backend" and (alias.asname.name.value if alias.asname else "backend")
+               in respell_backend for alias in small.names if isinstance(alias.name, cst.Name))
+
+
+def _needs_respelling(small, respell_backend: set) -> bool:
+    if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+        module = _code(small.module)
+        return _engine_root(module) is not None or (
+            module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend))
+    return isinstance(small, cst.Import) and any(_engine_root(_code(a.name)) is not None for a in small.names)
+
+
+def _backend_reads(builder, notes: list) -> set:
+    """The module-level names bound to Keras 3's ``keras.backend`` through which the migrated
+    module still calls what only Keras 2's backend had: those imports move to
+    ``tensorflow.keras.backend``, which TF2 keeps with those functions. A name neither has gets a
+    note at its use."""
+    planner = builder.p
+    names = ops.keras_names()
+    respell = set()
+    for node in planner.collector.nodes:
+        if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name) or builder.is_dead(node):
+            continue
+        for qualified in planner.qn(node, raw=True):
+            if not qualified.startswith("keras.backend.") or qualified.count(".") != 2:
+                continue
+            attr = qualified.rsplit(".", 1)[1]
+            if qualified in names:
+                continue
+            if f"tensorflow.keras.backend.{attr}" in names:
+                respell.add(node.value.value)
+            else:
+                notes.append(_note(planner, node, f"`{_code(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
+                                                  "nor does tf.keras's backend (TF2 has no sessions or placeholders): "
+                                                  "write it for TF2"))
+    return respell
+
+
+def _is_keras_layer(planner, cls: cst.ClassDef, depth: int = 3) -> bool:
+    """A class deriving from a Keras ``Layer`` (Keras 2 or 3, ``tf.keras``, tf_keras), or from a
+    class of this module that does."""
+    for base in cls.bases:
+        if base.keyword is not None:
+            continue
+        for qualified in planner.qn(base.value, raw=True):
+            parts = qualified.split(".")
+            if parts[-1] == "Layer" and parts[0] in ("keras", "tensorflow", "tf_keras"):
+                return True
+        if depth and isinstance(base.value, cst.Name):
+            local = next((r.node for r in planner.referents(base.value)
+                          if isinstance(getattr(r, "node", None), cst.ClassDef)), None)
+            if local is not None and local is not cls and _is_keras_layer(planner, local, depth - 1):
+                return True
+    return False
+
+
+class _LayerBody(QuickVisitor):
+    """In a class: its ``self.trainable_weights = []`` lines, and whether anything else in it
+    speaks of weights (``add_weight``, ``self.trainable_weights.append``)."""
+
+    def __init__(self):
+        self.lists, self.weights = [], False
+
+    def visit_SimpleStatementLine(self, node):
+        if _sets_weights_list(node):
+            self.lists.append(node)
+            return False
+        return True
+
+    def visit_Attribute(self, node):
+        self.weights = self.weights or node.attr.value in MAKES_WEIGHTS
+
+
+def _weights_lists(builder, cls: cst.ClassDef, notes: list) -> None:
+    """``self.trainable_weights = []`` in a layer's methods: dropped where the layer makes no
+    weights (Keras tracks them itself; the line said "none"), else a note."""
+    planner = builder.p
+    body = _LayerBody()
+    body.walk(cls)
+    for stmt in body.lists:
+        if body.weights:
+            notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
+                                              "weight lists, and this layer makes weights: make those that must not "
+                                              "train with add_weight(..., trainable=False) and drop the line"))
+            continue
+        block = planner.parents.get(stmt)
+        if [s for s in getattr(block, "body", ()) if not _is_docstring(s)] == [stmt]:
+            builder.plan.replace_stmts[stmt] = parsed_statement("pass\n").with_changes(
+                leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+        else:
+            builder.plan.removed_stmts.add(stmt)
+            builder.plan.remove(stmt)
+
+
+def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return False
+    assign = stmt.body[0]
+    return (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Attribute)
+            and isinstance(assign.targets[0].target.value, cst.Name) and assign.targets[0].target.value.value == "self"
+            and assign.targets[0].target.attr.value in SETTABLE_ONCE
+            and isinstance(assign.value, cst.List) and not assign.value.elements)
+
+
+def _note(planner, node, message: str) -> Diagnostic:
+    return Diagnostic(*planner.pos(node), "GRL201", "note: " + message)

@@ -1,0 +1,103 @@
+"""The code a migrated site runs is made to run under TF2: a TF1-only name there gets its TF2
+spelling (``tf.get_default_graph()`` -> ``tf.compat.v1.get_default_graph()``, the very object TF1
+had), where the migrated module would otherwise fail, at import or at its first call, with the
+override itself migrated. Which code: the function holding the site (its defaults too: DeepExplain
+builds ``__init__(self, graph=tf.get_default_graph(), session=tf.get_default_session())``), and,
+for a block moved onto the runtime map, whatever its receiver was assigned (``self.graph =
+tf.get_default_graph()`` in another method). Code the rewrite removes is not looked at. A name TF2
+has in no form (``tf.contrib``) gets a GRL204 note: that line needs a hand."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..nodes import _attributes, _code
+from ..report import Diagnostic
+from .base import Idiom, source
+from .registered_gradient import tf2_name
+
+IDIOM = Idiom(
+    name="migrated_path",
+    summary="TF1-only names in the code a migrated site runs, respelled for TF2",
+    codes=("GRL204",),
+    examples={
+        "GRL204": source("""
+            import tensorflow as tf
+
+
+            @tf.RegisterGradient("Rev")
+            def _rev(op, grad):
+                return -grad
+
+
+            def f(x):
+                x = tf.contrib.layers.flatten(x)
+                with tf.get_default_graph().gradient_override_map({"Identity": "Rev"}):
+                    return tf.identity(x)
+            """),
+    },
+    cases=("tf1_only_names_around_the_site",),
+)
+
+
+def edit_module(builder) -> list[Diagnostic]:
+    """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
+    has in no form."""
+    planner = builder.p
+    regions = {}  # id -> node: the code looked at, each once
+    for site in builder.sites:
+        regions.setdefault(id(site.with_node), _enclosing(planner, site.with_node))
+    for call in planner.moved:
+        regions.setdefault(id(call), _enclosing(planner, call))
+        for value in _receiver_values(planner, call.func.value):
+            regions.setdefault(id(value), value)
+    notes, seen = [], set()
+    for region in regions.values():
+        for attr in _attributes(region):
+            if id(attr) in seen or attr in builder.plan.renames or builder.is_dead(attr):
+                continue
+            seen.add(id(attr))
+            found = tf2_name(planner, attr)
+            if isinstance(found, str):
+                builder.plan.renames[attr] = found
+            elif found is not None:
+                notes.append(Diagnostic(*planner.pos(attr), "GRL204", (
+                    f"note: `{_code(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
+                    f"{found[0]} in any form{' (it was removed in 1.0)' if found[1] else ''}: rewrite that line "
+                    "for TF2 by hand")))
+    return notes
+
+
+def _enclosing(planner, node):
+    """The function holding ``node`` (its header, defaults and decorators too), else the
+    module-level statement it is in."""
+    last = node
+    while True:
+        parent = planner.parents.get(last)
+        if parent is None or isinstance(parent, cst.Module):
+            return last
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            return parent
+        last = parent
+
+
+def _receiver_values(planner, receiver, depth: int = 2) -> list:
+    """What a moved map call's receiver was assigned: ``self.graph = <value>`` anywhere in the
+    module for ``self.graph`` (and what a name assigned so holds); for a name, its assignments,
+    and the default of a parameter it is."""
+    if isinstance(receiver, cst.Attribute):
+        values = [v for v in planner.collector.attr_values.get(receiver.attr.value, []) if v is not None]
+        return values + [w for v in values if isinstance(v, cst.Name) and depth
+                         for w in _receiver_values(planner, v, depth - 1)]
+    if not isinstance(receiver, cst.Name):
+        return []
+    values = []
+    for ref in planner.referents(receiver):
+        found = planner.simple_assign_value(ref)
+        if found is not None:
+            values.append(found[1])
+            continue
+        param = planner.parents.get(getattr(ref, "node", None))
+        if isinstance(param, cst.Param) and param.default is not None:
+            values.append(param.default)
+    return values
