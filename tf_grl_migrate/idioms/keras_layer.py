@@ -153,10 +153,14 @@ def _backend_reads(builder, notes: list) -> set:
     ``tensorflow.keras.backend``, which TF2 keeps with those functions. A name neither has gets a
     note at its use."""
     planner = builder.p
+    bound = _backend_names(planner.module)
+    if not bound:
+        return set()
     names = ops.keras_names()
     respell = set()
     for node in planner.collector.nodes:
-        if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name) or builder.is_dead(node):
+        if (not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name)
+                or node.value.value not in bound or builder.is_dead(node)):
             continue
         for qualified in planner.qn(node, raw=True):
             if not qualified.startswith("keras.backend.") or qualified.count(".") != 2:
@@ -171,6 +175,23 @@ def _backend_reads(builder, notes: list) -> set:
                                                   "nor does tf.keras's backend (TF2 has no sessions or placeholders): "
                                                   "write it for TF2"))
     return respell
+
+
+def _backend_names(module: cst.Module) -> set:
+    """The names module-level imports bind to Keras's backend (``K``)."""
+    found = set()
+    for stmt in module.body:
+        if not _is_import_line(stmt):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                found |= {alias.asname.name.value for alias in small.names
+                          if alias.asname is not None and _code(alias.name) == "keras.backend"}
+            elif (isinstance(small, cst.ImportFrom) and small.module is not None and _code(small.module) == "keras"
+                  and not isinstance(small.names, cst.ImportStar)):
+                found |= {(alias.asname.name.value if alias.asname else "backend") for alias in small.names
+                          if isinstance(alias.name, cst.Name) and alias.name.value == "backend"}
+    return found
 
 
 def _is_keras_layer(planner, cls: cst.ClassDef, depth: int = 3) -> bool:
