@@ -1,7 +1,7 @@
 """Verification time per site, beside a bare TensorFlow import measured in the same run.
 
 For the given folders (default: the project's rewrite cases, one file each), migrate every file
-in memory, then time ``tf_grl_migrate.verification.verify`` over all of them (the workers start,
+in memory, then time ``tf_grl_migrate.verifier.verify`` over all of them (the workers start,
 import TensorFlow, run every site under TF1 and TF2, eager and tf.function). A bare
 ``python -c "import tensorflow"`` is timed the same number of rounds. Reported: the bare import,
 the whole verification, and the time per site once the import is paid:
@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tf_grl_migrate import migrate_source  # noqa: E402
-from tf_grl_migrate.verification import Job, verify  # noqa: E402
+from tf_grl_migrate.verifier import Job, verify  # noqa: E402
 
 
 def jobs_of(folders) -> list:

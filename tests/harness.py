@@ -47,7 +47,7 @@ def inputs(shapes: dict) -> dict:
 
 def upstream(shape) -> np.ndarray:
     """The upstream gradient (the verifier's own: one engine of proof)."""
-    from tf_grl_migrate.verify_worker import upstream as verifiers
+    from tf_grl_migrate.verifier.calling import upstream as verifiers
 
     return verifiers(shape)
 
@@ -96,7 +96,7 @@ def resolve_tf(qualified_name: str):
 def fresh_gradient_registry():
     """Forget gradient names a case registered, as a fresh process would (cases reuse names): the
     verifier's own context manager."""
-    from tf_grl_migrate.verify_worker import fresh_gradient_registry as verifiers
+    from tf_grl_migrate.verifier.calling import fresh_gradient_registry as verifiers
 
     return verifiers()
 
@@ -122,7 +122,7 @@ def run_tf1(case_dir: pathlib.Path, file: str | None = None):
 
 def _no_graph_rewrites(tf):
     """Session config without grappler (the verifier's own: one engine of proof)."""
-    from tf_grl_migrate.verify_worker import session_config_without_rewrites
+    from tf_grl_migrate.verifier.calling import session_config_without_rewrites
 
     return session_config_without_rewrites(tf)
 
@@ -146,7 +146,7 @@ def run_tf2(case_dir: pathlib.Path, file: str, mode: str):
 
         args = [tf.constant(v) for v in values.values()]
         if mode == "function":  # graph rewrites off here too: semantics compared, not kernel fusions
-            from tf_grl_migrate.verify_worker import run_function_without_rewrites
+            from tf_grl_migrate.verifier.calling import run_function_without_rewrites
 
             y, grads = run_function_without_rewrites(tf, step, *args)
         else:

@@ -31,7 +31,7 @@ def _provide_pre_1_0_names():
 
     import keras.backend  # noqa: F401  (Keras 2's session and variable helpers go on it)
 
-    from tf_grl_migrate.verify_worker import keras_as_tf1_had_it, provide_keras_2_engine, provide_pre_1_0_names
+    from tf_grl_migrate.verifier.tf1 import keras_as_tf1_had_it, provide_keras_2_engine, provide_pre_1_0_names
 
     provide_pre_1_0_names(tf1, real_tf)
     provide_keras_2_engine()

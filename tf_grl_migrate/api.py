@@ -80,7 +80,7 @@ def migrate_paths(
     migrated code under TF2 (worker processes import TensorFlow; this one never does): each
     report's ``verification`` lists the sites' outcomes, also as GRL301-303 diagnostics, and with
     ``write`` a file with a site that differs is not written. ``verify_timeout``: seconds per site
-    and side (default ``verify.DEFAULT_TIMEOUT``)."""
+    and side (default ``verifier.DEFAULT_TIMEOUT``)."""
     from .files import discover
 
     paths = [os.fspath(p) for p in paths]
@@ -101,10 +101,10 @@ def migrate_paths(
         if on_progress is not None:
             on_progress(done[0], len(files))
 
-    jobs = jobs or os.cpu_count() or 1
+    jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
     reports = _run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
     if verify:
-        from .verification import verify_reports
+        from .verifier import verify_reports
 
         verify_reports(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout,
                        cache=store)

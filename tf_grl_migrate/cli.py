@@ -84,11 +84,14 @@ class _Progress:
 @click.option("--verify-against", "against", metavar="ORIGINAL", type=click.Path(exists=True),
               help="Check a migration made by hand: every override site of ORIGINAL (TF1 code, a file or a "
                    "directory) against the same-named callable in PATH. Writes nothing.")
+@click.option("--verify-call", "calls", metavar="ORIGINAL=PORT", multiple=True,
+              help="With --verify-against: reach a site through PORT in the port where the original reaches it "
+                   "through ORIGINAL (module-level names; repeatable).")
 @click.option("--verify-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="Time limit per site and side for verification [default: 60].")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
 def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache, verify, against,
-         verify_timeout):
+         calls, verify_timeout):
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
@@ -97,8 +100,13 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
         raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")
     if write and check:
         raise click.UsageError("--write and --check exclude each other")
+    jobs = _capped(jobs, quiet)
+    if calls and against is None:
+        raise click.UsageError("--verify-call pairs names for --verify-against")
     if against is not None:
-        sys.exit(_verify_against(against, paths, write, check, verify, use_runtime, fmt, jobs, quiet, verify_timeout))
+        pairs = [_pair(c) for c in calls]
+        sys.exit(_verify_against(against, paths, write, check, verify, use_runtime, fmt, jobs, quiet, verify_timeout,
+                                 pairs))
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("- (stdin) cannot be combined with other paths")
@@ -118,7 +126,25 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     sys.exit(report.exit_status(reports, check))
 
 
-def _verify_against(original, paths, write, check, verify, use_runtime, fmt, jobs, quiet, timeout) -> int:
+def _capped(jobs, quiet):
+    """-j at most this machine's cores (saying so): more processes than cores only wait, and each
+    takes memory."""
+    cores = os.cpu_count() or 1
+    if jobs is not None and jobs > cores:
+        if not quiet:
+            click.echo(f"-j {jobs}: capped at {cores}, this machine's cores", err=True)
+        return cores
+    return jobs
+
+
+def _pair(text):
+    original, sep, port = text.partition("=")
+    if not sep or not original.isidentifier() or not port.isidentifier():
+        raise click.UsageError(f"--verify-call takes ORIGINAL=PORT, two module-level names; got {text!r}")
+    return original, port
+
+
+def _verify_against(original, paths, write, check, verify, use_runtime, fmt, jobs, quiet, timeout, pairs=()) -> int:
     if len(paths) != 1 or paths[0] == "-":
         raise click.UsageError("--verify-against ORIGINAL takes exactly one PATH: the migrated file or directory")
     if write or check or verify or use_runtime:
@@ -126,10 +152,10 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
                                "--verify, --use-runtime")
     if not os.path.exists(paths[0]):
         raise click.UsageError(f"no such file or directory: {paths[0]}")
-    from .verification import verify_against
+    from .verifier import verify_against
 
     try:
-        reports = verify_against(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout)
+        reports = verify_against(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout, pairs=pairs)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if fmt == "json":
@@ -141,7 +167,16 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
         if not quiet:
             click.echo(f"{len(reports)} file{'s' if len(reports) != 1 else ''} with overrides checked against "
                        f"{paths[0]}: {report.verification_summary(report.totals(reports, True))}", err=True)
+            _isolation_note()
     return report.exit_status(reports, False)
+
+
+def _isolation_note():
+    """One line where verification's workers ran with less isolation than documented."""
+    from .verifier.driver import ISOLATION
+
+    if ISOLATION["line"]:
+        click.echo(ISOLATION["line"], err=True)
 
 
 def _stdin(check, use_runtime, fmt) -> int:
@@ -178,6 +213,8 @@ def _emit(reports, write, check, fmt, quiet, verified=False):
             click.echo(d.format(rep.path), err=True)
     if not quiet:
         click.echo(report.summary_line(reports, write, verified), err=True)
+        if verified:
+            _isolation_note()
 
 
 if __name__ == "__main__":  # pragma: no cover

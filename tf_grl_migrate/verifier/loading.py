@@ -1,9 +1,10 @@
-"""How a verification worker loads the user's code (``verify_worker.py`` runs it): a fresh
-module from the text under test, executed as its definitions only (the slice ``probes.definitions``
-chooses: imports, defs, classes, what they read; never script code), the project's modules it
-imports loaded the same way (under TF2 as the run migrated them), and a stub for each module that
-is not installed, which raises :class:`MissingDependency` when used (a class of the user's code may
-subclass one: the stand-ins used so are noted in ``STAND_INS``)."""
+"""How a worker's child loads the user's code: a fresh module from the text under test, executed
+as the definitions the call needs (``definitions``: imports, defs, classes, bindings; never script
+code, ``script.py`` says what may run), the project's modules it imports loaded the same way
+(under TF2 as the run migrated them), and a stub for each module that is not installed, which
+raises :class:`MissingDependency` when used (a class of the user's code may subclass one: the
+stand-ins used so are noted in ``STAND_INS``). A name whose binding was not run (script code) or
+that only a star-import of a missing module could have bound is named when it is missing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import os
 import sys
 import types
 
-from .probes import definitions
+from .script import Harmless, op_callables, registers
 
 _counter = itertools.count()
 
@@ -24,9 +25,13 @@ class MissingDependency(AttributeError):
     """A module the user's code imports is not installed: a stub stood in for it until used (an
     AttributeError, so ``hasattr`` on a stand-in answers False)."""
 
-    def __init__(self, name):
-        super().__init__(f"needs module {name}, which is not installed here")
+    def __init__(self, name, how: str = ""):
+        super().__init__(f"needs module {name}{how}, which is not installed here")
         self.module = name
+
+
+class ScriptCodeNeeded(RuntimeError):
+    """The call needs a name that only a statement verification does not run binds."""
 
 
 STAND_INS: set = set()  # stubs that served as a base class in the current request
@@ -124,12 +129,111 @@ def project_modules(roots) -> frozenset:
     return frozenset(names)
 
 
+# ---------------------------------------------------------------------------------------------
+# The slice of a module that runs
+
+def _binds(stmt) -> set:
+    from ..slicing import _module_binds
+
+    return _module_binds(stmt)
+
+
+def _is_main_guard(stmt) -> bool:
+    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(stmt.test)))
+
+
+def _registers(stmt) -> bool:
+    """A statement that registers a gradient (a decorated def, a class holding one, the call form)."""
+    if isinstance(stmt, ast.ClassDef):
+        return any(_registers(s) for s in stmt.body)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return any(registers(d) for d in stmt.decorator_list)
+    return isinstance(stmt, ast.Expr) and registers(stmt.value)
+
+
+def _global_reads(stmt) -> set:
+    """The module-level names a statement reads, as Python's own symbol table resolves them."""
+    import symtable
+
+    try:
+        table = symtable.symtable(ast.unparse(stmt), "<statement>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    found = set()
+
+    def walk(t, top):
+        for sym in t.get_symbols():
+            if (sym.is_referenced() and top) or (not top and sym.is_global() and (
+                    sym.is_referenced() or sym.is_declared_global())):
+                found.add(sym.get_name())
+        for child in t.get_children():
+            walk(child, False)
+
+    walk(table, True)
+    return found
+
+
+def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> tuple[list, dict]:
+    """(the module-level statements to run, {name: (line, source, why)} of the needed names whose
+    binding may not run). The statements are those binding a name ``wanted`` needs (None: a module
+    imported by the one under test: its defs, classes and bindings), gradient registrations and
+    the imports of project modules (a project module may register gradients on import), and,
+    repeatedly, what those read; of them, those ``script.Harmless`` lets run."""
+    body = [s for s in tree.body if not _is_main_guard(s)]
+    check = Harmless(tree, op_callables())
+    why = [check.statement(s) for s in body]
+    binds = [_binds(s) for s in body]
+    if wanted is None:
+        wanted = {n for s, b, w in zip(body, binds, why) if w is None
+                  and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign))
+                  for n in b}
+    keep = [False] * len(body)
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.ImportFrom) and (stmt.module == "__future__" or any(a.name == "*" for a in stmt.names)
+                                                 or stmt.level or (stmt.module or "").split(".")[0] in project):
+            keep[i] = True
+        elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] in project for a in stmt.names):
+            keep[i] = True
+        elif _registers(stmt) and why[i] is None:
+            keep[i] = True
+    needed = set(wanted)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(body)):
+            if not keep[i] and why[i] is None and binds[i] & needed:
+                keep[i] = True
+        new = set(needed)
+        for i, stmt in enumerate(body):
+            if keep[i]:
+                new |= _global_reads(stmt)
+        if new != needed:
+            needed = new
+            changed = True
+    refused = {}
+    for stmt, b, w, k in zip(body, binds, why, keep):
+        if w is not None and not k:
+            for name in b & needed:
+                refused.setdefault(name, (stmt.lineno, _segment(stmt), w))
+    return [s for s, k in zip(body, keep) if k], refused
+
+
+def _segment(stmt) -> str:
+    """A statement's first line, as it reads (for a message)."""
+    return ast.unparse(stmt).splitlines()[0][:80]
+
+
 def run_definitions(module, source, path, wanted, after_each=None, project=frozenset()):
     """Execute the statements of ``source`` that define ``wanted`` (None: every def, class and
-    constant, a module the code under test imports), one at a time, standing a stub in for each module that is not installed; ``after_each()``
-    runs after each statement (TF1's Keras names, set on what the statement imported)."""
+    binding, a module the code under test imports), one at a time, standing a stub in for each
+    module that is not installed; ``after_each()`` runs after each statement (TF1's Keras names,
+    set on what the statement imported)."""
     tree = ast.parse(source, path)
-    for stmt in definitions(tree, wanted, project):
+    statements, refused = definitions(tree, wanted, project)
+    module.__dict__.setdefault("__grl_refused__", {}).update(refused)
+    stars = module.__dict__.setdefault("__grl_star_stubs__", [])
+    for stmt in statements:
         code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
         for _ in range(20):
             try:
@@ -143,6 +247,8 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
                     name = ".".join(parts[:i])
                     if name not in sys.modules:
                         sys.modules[name] = _StubModule(name)
+                if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                    stars.append(stmt.module or exc.name)
             except ImportError:
                 if not isinstance(stmt, ast.ImportFrom):
                     raise
@@ -157,6 +263,25 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
                 break
         if after_each is not None:
             after_each()
+
+
+def explain_name_error(module, exc: NameError):
+    """What a NameError in the code under test means, where the tool knows: a name whose binding
+    is script code it did not run, or one a star-import of a module that is not installed would
+    have bound. None otherwise."""
+    name = getattr(exc, "name", None)
+    if name is None:
+        text = str(exc)
+        name = text.split("'")[1] if text.count("'") >= 2 else None
+    refused = module.__dict__.get("__grl_refused__", {})
+    if name in refused:
+        line, code, why = refused[name]
+        return ScriptCodeNeeded(f"needs `{name}`, which only `{code}` (line {line}) binds, and verification never "
+                                f"runs that: {why}")
+    stars = module.__dict__.get("__grl_star_stubs__", [])
+    if stars:
+        return MissingDependency(stars[0], f" (`from {stars[0]} import *` would bind `{name}`)")
+    return None
 
 
 def load(path, source, roots, migrated=None, tag="", after_each=None):
@@ -174,20 +299,14 @@ def load(path, source, roots, migrated=None, tag="", after_each=None):
     return module, finder
 
 
-_COPIES: dict = {}  # (file name, text) -> the file holding it: one per text, however often it is loaded
-
-
 def _copy_of(path, source) -> str:
     import tempfile
 
-    key = (os.path.basename(path) or "module.py", source)
-    copy = _COPIES.get(key)
-    if copy is None:
-        copy = os.path.join(tempfile.gettempdir(), f"_grl_source_{os.getpid()}_{len(_COPIES)}", key[0])
-        os.makedirs(os.path.dirname(copy))
-        with open(copy, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        _COPIES[key] = copy
+    copy = os.path.join(tempfile.gettempdir(), f"_grl_source_{os.getpid()}_{next(_counter)}",
+                        os.path.basename(path) or "module.py")
+    os.makedirs(os.path.dirname(copy))
+    with open(copy, "w", encoding="utf-8") as handle:
+        handle.write(source)
     return copy
 
 

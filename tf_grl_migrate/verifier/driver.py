@@ -3,8 +3,8 @@ original under TF1 semantics and the migrated code under TF2 (eagerly and in ``t
 with the same inputs and the same upstream gradient.
 
 This module drives it and never imports TensorFlow: ``probes.py`` plans what to run (from the
-source, with ``ast``), ``verify_worker.py`` runs it in worker processes (TensorFlow imported once
-per worker; ``-j`` of each kind; a time limit per site and side; a memory cap). Outcomes per site
+source, with ``ast``), workers run it (``pool.py`` starts them: ``zygote.py``, one child per
+request, ``isolation.py``) and answer with values; ``verdict.py`` decides, here. Outcomes per site
 (codes in ``codes.CODES``): GRL301 verified, GRL302 differs (the tool made a wrong rewrite: with
 ``--write`` the file is not written, and the exit status is 1), GRL303 not verifiable (why, so
 the site can be tested by hand). Results are cached by both texts, the tool and TensorFlow's
@@ -13,27 +13,25 @@ version, and the project modules the run loaded.
 
 from __future__ import annotations
 
-import json
+import ast
 import os
 import queue
-import subprocess
 import sys
 import tempfile
 import threading
 from typing import NamedTuple
 
-from . import precheck, probes
+from .. import precheck
+from . import probes, verdict
+from .pool import Worker, isolation_line
+from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
 
 DEFAULT_TIMEOUT = 60.0  # seconds per site and side, TensorFlow's import not counted
-MEMORY_CAP = 8 << 30  # bytes of address space a worker may map (TensorFlow alone maps ~1 GiB)
-MAX_WORKERS = 4  # of each kind, whatever -j says: each holds TensorFlow (~0.5 GB resident)
-# Forward values must match up to float32 rounding of the same ops; gradients within float
-# tolerance (the same math in another order). Element-wise: |a - b| <= atol + rtol * |b|.
-FORWARD_TOL = (1e-6, 1e-6)  # (rtol, atol)
-GRADIENT_TOL = (1e-5, 1e-6)
-
-VERIFIED, DIFFERS, NOT_VERIFIABLE = "verified", "differs", "not_verifiable"
-CODE_OF = {VERIFIED: "GRL301", DIFFERS: "GRL302", NOT_VERIFIABLE: "GRL303"}
+MAX_WORKERS = 4  # whatever -j says: each holds TensorFlow (~0.5 GB resident)
+MAX_CANDIDATES = 3  # names a hand port is tried through, per site
+CODE_OF = {Status.VERIFIED: "GRL301", Status.DIFFERS: "GRL302", Status.NOT_VERIFIABLE: "GRL303"}
+VERIFIED, DIFFERS, NOT_VERIFIABLE = Status.VERIFIED.value, Status.DIFFERS.value, Status.NOT_VERIFIABLE.value
+ISOLATION: dict = {"line": None}  # what the last run's workers said of their isolation, where it falls short
 
 
 class Verification(NamedTuple):
@@ -47,7 +45,7 @@ class Verification(NamedTuple):
     reason: str | None = None
 
     def to_json(self) -> dict:
-        return {"callable": self.callable, "line": self.line, "col": self.col, "status": self.status,
+        return {"callable": self.callable, "line": self.line, "col": self.col, "status": str(self.status),
                 "max_abs_diff": self.max_abs_diff, "reason": self.reason}
 
     def message(self, hand: bool = False) -> str:
@@ -63,94 +61,13 @@ class Verification(NamedTuple):
         return f"not verifiable {self.callable}: {self.reason}; test this site by hand"
 
     def diagnostic(self, hand: bool = False):
-        from .report import Diagnostic
+        from ..report import Diagnostic
 
-        return Diagnostic(self.line, self.col, CODE_OF[self.status], self.message(hand))
+        return Diagnostic(self.line, self.col, CODE_OF[Status(self.status)], self.message(hand))
 
 
 def _number(x) -> str:
     return "0" if not x else f"{x:.3g}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Workers
-
-
-class _Worker:
-    """One worker process (``python -m tf_grl_migrate.verify_worker MODE``): TensorFlow imported
-    once, then one JSON request and one JSON answer a line. Killed and started again after a
-    request that runs past its time."""
-
-    def __init__(self, mode: str, python: str, folder: str):
-        self.mode, self.python, self.folder = mode, python, folder
-        self.proc = None
-        self.broken = None  # why it could not start: every request gets that answer, none starts it again
-
-    def _start(self, timeout) -> bool:
-        env = dict(os.environ)
-        env.update({"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1", "TMPDIR": self.folder,
-                    "PYTHONDONTWRITEBYTECODE": "1", "TF_ENABLE_ONEDNN_OPTS": "0",
-                    "PYTHONPATH": os.pathsep.join(p for p in [_package_root(), env.get("PYTHONPATH", "")] if p)})
-        try:
-            self.proc = subprocess.Popen(
-                [self.python, "-m", "tf_grl_migrate.verify_worker", self.mode, str(MEMORY_CAP)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.folder, env=env,
-                text=True, bufsize=1)
-        except OSError as exc:
-            self.broken = f"the verification worker could not be started with {self.python}: {exc.strerror or exc}"
-            return False
-        hello = self._read(timeout + 120)  # TensorFlow's import
-        if hello is None or "tensorflow" not in hello:
-            self.stop()
-            self.broken = (hello.get("error") if hello else None) or (
-                "the verification worker did not start (is TensorFlow installed for this Python?)")
-            return False
-        return True
-
-    def _read(self, timeout):
-        box: queue.Queue = queue.Queue()
-        thread = threading.Thread(target=lambda: box.put(self.proc.stdout.readline()), daemon=True)
-        thread.start()
-        try:
-            line = box.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if not line:
-            return {"error": "the worker ended unexpectedly (out of memory, or a crash in TensorFlow)"}
-        try:
-            return json.loads(line)
-        except ValueError:
-            return {"error": "the worker wrote something that is not an answer: " + line[:200]}
-
-    def ask(self, request: dict, timeout: float) -> dict:
-        """The worker's answer, or a not-verifiable one saying why there is none (never raises)."""
-        if self.broken is None and (self.proc is None or self.proc.poll() is not None):
-            self._start(timeout)
-        if self.broken is not None:
-            return {"status": NOT_VERIFIABLE, "reason": self.broken}
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        answer = self._read(timeout)
-        if answer is None:
-            self.stop()
-            return {"status": NOT_VERIFIABLE, "reason": f"timed out after {timeout:g} s (--verify-timeout)"}
-        if "error" in answer and "status" not in answer:
-            self.stop()
-            return {"status": NOT_VERIFIABLE, "reason": answer["error"]}
-        return answer
-
-    def stop(self):
-        if self.proc is not None:
-            try:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-            self.proc = None
-
-
-def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Job(NamedTuple):
@@ -162,13 +79,22 @@ class Job(NamedTuple):
     migrated: str | None  # None: take every site of the original (--verify-against gives `against`)
     against: str | None = None  # --verify-against: the hand-migrated text (another file)
     against_path: str | None = None
+    pairs: tuple = ()  # --verify-call: (original's name, the port's name)
+
+
+class _Task(NamedTuple):
+    job: Job
+    new_text: str
+    probe: probes.Probe
+    candidates: tuple  # --verify-against: (probe, the port's name) reaching the site; else empty
+    refusal: str | None  # --verify-against: why no name of the port reaches the site
 
 
 def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python: str | None = None,
            roots=()) -> dict:
-    """{path: [Verification, ...]} for each job, in site order. Starts up to ``workers`` TF1 and as
-    many TF2 worker processes (only when some probe needs running). Under TF2, a project module
-    that the run migrated is loaded as migrated."""
+    """{path: [Verification, ...]} for each job, in site order. Starts up to ``workers`` worker
+    processes (at most this machine's cores and MAX_WORKERS; only when some probe needs running).
+    Under TF2, a project module that the run migrated is loaded as migrated."""
     python = python or sys.executable
     timeout = timeout or DEFAULT_TIMEOUT
     migrated = {os.path.abspath(j.path): j.migrated for j in jobs if j.against is None and j.migrated is not None}
@@ -184,39 +110,70 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
         try:
             found = probes.plan(job.original, None if job.against is not None else job.migrated,
                                 [t for t in others if t is not tree])
+            port = ast.parse(job.against) if job.against is not None else None
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             results[job.path].append(Verification(1, 1, "<module>", NOT_VERIFIABLE, None,
                                                   f"the migrated text does not parse: {exc}"))
             continue
         for probe in found:
-            tasks.append((job, new_text, probe))
+            candidates, refusal = _candidates(tree, port, probe, job.pairs, others) if port is not None else ((), None)
+            tasks.append(_Task(job, new_text, probe, candidates, refusal))
     outcomes = _run(tasks, workers, timeout, python, roots, migrated)
-    for (job, _, probe), per_site in zip(tasks, outcomes):
-        for (line, col), (status, diff, reason, label) in zip(probe.sites, per_site):
-            results[job.path].append(Verification(line, col, label, status, diff, reason))
+    for task, per_site in zip(tasks, outcomes):
+        for (line, col), (outcome, label) in zip(task.probe.sites, per_site):
+            results[task.job.path].append(Verification(line, col, label, outcome.status.value, outcome.max_abs_diff,
+                                                       outcome.reason))
     for path in results:
         results[path].sort()
     return results
 
 
+def _candidates(tree, port, probe, pairs, others):
+    """--verify-against: the ways to reach the site that the port can be called through, by the
+    original's module-level names (its own, an instance of its class, a function calling it) that
+    the port defines too, or that --verify-call pairs with one of the port's; or why there is none."""
+    if probe.reason is not None:
+        return (), None
+    defined = probes.module_names(port)
+    paired = dict(pairs)
+    found, names = [], []
+    for way in [probe, *probes.reaching(tree, probe, others)]:
+        name = way.entry["name"]
+        names.append(name)
+        port_name = paired.get(name, name)
+        if port_name in defined:
+            entry = way.entry if port_name == name else {**way.entry, "port_name": port_name}
+            found.append((way._replace(entry=entry), port_name))
+    if found:
+        return tuple(found[:MAX_CANDIDATES]), None
+    callables = sorted(n for n in defined if not n.startswith("_"))
+    return (), (f"the port defines none of the names that reach this site in the original ({', '.join(names)}); its "
+                f"module-level names: {', '.join(callables[:12]) or 'none'}; pair one with --verify-call "
+                f"{names[0]}=NAME")
+
+
 def _run(tasks, workers, timeout, python, roots, migrated) -> list:
     outcomes: list = [None] * len(tasks)
-    runnable = [i for i, (_, _, probe) in enumerate(tasks) if probe.reason is None or any(probe.fallbacks)]
-    for i, (_, _, probe) in enumerate(tasks):
-        if i not in runnable:
-            outcomes[i] = [(NOT_VERIFIABLE, None, probe.reason, _shown(probe.label, None))] * len(probe.sites)
+    runnable = []
+    for i, task in enumerate(tasks):
+        probe = task.probe
+        if task.refusal is not None:
+            outcomes[i] = [(verdict.Outcome(Status.NOT_VERIFIABLE, None, task.refusal), _shown(probe.label, None))] * len(
+                probe.sites)
+        elif probe.reason is None or any(probe.fallbacks):
+            runnable.append(i)
+        else:
+            outcomes[i] = [(verdict.Outcome(Status.NOT_VERIFIABLE, None, probe.reason),
+                            _shown(probe.label, None))] * len(probe.sites)
     if not runnable:
         return outcomes
-    count = max(1, min(workers, len(runnable), MAX_WORKERS))
+    count = max(1, min(workers, len(runnable), MAX_WORKERS, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory(prefix="tf-grl-verify-") as folder:
         migrated = _written_once(migrated, folder)
-        pools = {mode: queue.Queue() for mode in ("tf1", "tf2")}
-        made = []
-        for mode in pools:
-            for _ in range(count):
-                w = _Worker(mode, python, folder)
-                made.append(w)
-                pools[mode].put(w)
+        pool: queue.Queue = queue.Queue()
+        made = [Worker(python, folder) for _ in range(count)]
+        for w in made:
+            pool.put(w)
         pending: queue.Queue = queue.Queue()
         for i in runnable:
             pending.put(i)
@@ -227,7 +184,7 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
                     i = pending.get_nowait()
                 except queue.Empty:
                     return
-                outcomes[i] = _one(tasks[i], pools, timeout, roots, migrated)
+                outcomes[i] = _one(tasks[i], pool, timeout, roots, migrated)
 
         threads = [threading.Thread(target=drive, daemon=True) for _ in range(count)]
         try:
@@ -238,12 +195,13 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
         finally:
             for w in made:
                 w.stop()
+        ISOLATION["line"] = isolation_line(made)
     return outcomes
 
 
 def _written_once(texts: dict, folder: str) -> dict:
     """{original path: a file in ``folder`` holding its migrated text}: the project modules a
-    TF2 worker may import as this run migrated them, written once (not sent with every request)."""
+    TF2 child may import as this run migrated them, written once (not sent with every request)."""
     files = {}
     for i, (path, text) in enumerate(sorted(texts.items())):
         target = os.path.join(folder, "migrated", str(i), os.path.basename(path))
@@ -254,81 +212,122 @@ def _written_once(texts: dict, folder: str) -> dict:
     return files
 
 
-def _one(task, pools, timeout, roots, migrated) -> list:
-    """[(status, max |diff|, reason, label)] per site of the probe: its callable, or, where that
-    cannot run, each site's block alone."""
-    job, new_text, probe = task
+def _one(task: _Task, pool, timeout, roots, migrated) -> list:
+    """[(Outcome, label)] per site of the probe: its callable (for a hand port, each name that
+    reaches the site in both), or, where that cannot run, each site's block alone."""
+    probe = task.probe
     if probe.reason is None:
-        outcome, ran = _exercise(job, new_text, probe, pools, timeout, roots, migrated)
-        if (ran and outcome[0] != NOT_VERIFIABLE) or not any(probe.fallbacks):
-            return [outcome] * len(probe.sites)
-        why = f"{outcome[3]} could not be exercised ({outcome[2]})"
+        if task.candidates:
+            outcome, label, ran = _through_names(task, pool, timeout, roots, migrated)
+        else:
+            outcome, label, ran = _exercise(task.job, task.new_text, probe, pool, timeout, roots, migrated)
+        if (ran and outcome.status is not Status.NOT_VERIFIABLE) or not any(probe.fallbacks):
+            return [(outcome, label)] * len(probe.sites)
+        why = f"{label} could not be exercised ({outcome.reason})"
     else:
-        outcome = (NOT_VERIFIABLE, None, probe.reason, _shown(probe.label, None))
-        why = f"{outcome[3]}: {probe.reason}"
+        outcome, label = verdict.Outcome(Status.NOT_VERIFIABLE, None, probe.reason), _shown(probe.label, None)
+        why = f"{label}: {probe.reason}"
     out = []
     for alone in probe.fallbacks or [None] * len(probe.sites):
         if alone is None:
-            out.append(outcome)
+            out.append((outcome, label))
             continue
-        result, ran = _exercise(job, new_text, alone, pools, timeout, roots, migrated)
+        result, block_label, ran = _exercise(task.job, task.new_text, alone, pool, timeout, roots, migrated)
         if not ran:
-            out.append(outcome)  # the callable's reason says more than the block's
+            out.append((outcome, label))  # the callable's reason says more than the block's
             continue
-        status, diff, reason, label = result
         note = f"the override block alone: {why}"
-        out.append((status, diff, f"{reason}; {note}" if reason else note, label))
+        out.append((verdict.Outcome(result.status, result.max_abs_diff,
+                                    f"{result.reason}; {note}" if result.reason else note), block_label))
     return out
 
 
-def _exercise(job, new_text, probe, pools, timeout, roots, migrated):
-    """((status, max |diff|, reason, label), whether TF1 ran it)."""
-    request = {"entry": probe.entry, "shapes": [list(s) for s in probes.SHAPES], "roots": list(roots)}
-    reference = _ask(pools, "tf1", {**request, "path": job.path, "source": job.original}, timeout)
-    if reference.get("status") != "ok":
-        return (NOT_VERIFIABLE, None, "under TF1: " + reference.get("reason", "no answer"),
-                _shown(probe.label, None)), False
-    label = _shown(probe.labels[reference["variant"]], reference["shape"])
+def _through_names(task: _Task, pool, timeout, roots, migrated):
+    """A hand port, through each name that reaches the site in the original and that the port
+    defines: a difference anywhere differs; else one verified way verifies."""
+    tried = []
+    for way, _ in task.candidates:
+        tried.append(_exercise(task.job, task.new_text, way, pool, timeout, roots, migrated))
+    for wanted in (Status.DIFFERS, Status.VERIFIED):
+        found = next((t for t in tried if t[0].status is wanted), None)
+        if found is not None:
+            return found
+    return tried[0]
+
+
+def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
+    """(Outcome, label, whether TF1 ran it): the original under TF1, the migration under TF2."""
+    path = os.path.abspath(job.path)
+    roots = [os.path.abspath(r) for r in roots]
+    reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, [list(s) for s in probes.SHAPES], roots),
+                     timeout)
+    if not isinstance(reference, Ran):
+        why = reference.reason if isinstance(reference, Unverifiable) else "no answer"
+        return verdict.Outcome(Status.NOT_VERIFIABLE, None, "under TF1: " + why), _shown(probe.label, None), False
+    label = _shown(probe.labels[reference.variant], list(reference.shape))
     if "{init}" in label:
-        label = label.replace("{init}", probe.entry["made"][1 if reference.get("new") else 0])
-    new_path = job.against_path or job.path
+        label = label.replace("{init}", probe.entry["made"][1 if reference.new else 0])
     written = probes.written_lines(job.original, new_text) if job.against is None else None
-    answer = _ask(pools, "tf2", {**request, "path": new_path, "source": new_text, "reference": reference,
-                                 "migrated": migrated if job.against is None else {}, "written": written,
-                                 "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}}, timeout)
-    status = answer.get("status", NOT_VERIFIABLE)
-    reason = answer.get("reason")
-    if status == DIFFERS and job.against is None:
-        status, reason = _attributed(job, new_text, request, reference, reason, pools, timeout)
-    if status == NOT_VERIFIABLE and reason:
-        reason = "under TF2: " + reason
-    if status == VERIFIED:
-        notes = [n for n in (reference.get("note"), answer.get("note")) if n]
-        reason = "; ".join(notes) or None
-    return (status, answer.get("max_abs_diff"), reason, label), True
+    tf2 = Request(Kind.TF2, os.path.abspath(job.against_path or job.path), new_text, probe.entry, [], roots,
+                  migrated if job.against is None else {}, written, reference.plan())
+    answer = _ask(pool, tf2, timeout)
+    if not isinstance(answer, Values):
+        why = answer.reason if isinstance(answer, Unverifiable) else "no answer"
+        return verdict.Outcome(Status.NOT_VERIFIABLE, None, "under TF2: " + why), label, True
+    names = _input_names(probe.entry, reference)
+    outcome = verdict.judge(reference, answer, probe.entry.get("port_name", probe.entry["name"]), names, written,
+                            verdict.block_written(probe.entry, written))
+    if outcome.status is Status.DIFFERS and job.against is None:
+        outcome = _attributed(job, new_text, probe, reference, outcome, pool, timeout, roots)
+    elif outcome.status is Status.NOT_VERIFIABLE and outcome.reason:
+        outcome = verdict.Outcome(outcome.status, outcome.max_abs_diff, "under TF2: " + outcome.reason)
+    if outcome.status is Status.VERIFIED:
+        notes = [n for n in (reference.note, answer.note, outcome.reason) if n]
+        outcome = verdict.Outcome(outcome.status, outcome.max_abs_diff, "; ".join(notes) or None)
+    return outcome, label, True
 
 
-def _ask(pools, mode, request, timeout) -> dict:
-    """One request to a free worker of ``mode`` (TF1 or TF2)."""
-    worker = pools[mode].get()
+def _input_names(entry, reference: Ran) -> list:
+    """The names of the tensors the gradients are taken for (the module's variables read by a
+    block included), in the order the workers take them."""
+    args = entry["variants"][reference.variant]
+    names = []
+    if entry["kind"] == "block":
+        names = list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
+    else:
+        for a in args:
+            if a["kind"] == "tensor":
+                names.append(a["name"])
+            elif a["kind"] == "tensors":
+                names += [f"{a['name']}[{i}]" for i in range(a["count"])]
+        names = names or ["x"]
+    extra = len(reference.results[0].g) - len(names)
+    return names + [f"a variable of the module ({i + 1})" for i in range(max(0, extra))]
+
+
+def _ask(pool, request, timeout):
+    """One request to a free worker."""
+    worker = pool.get()
     try:
         return worker.ask(request, timeout)
     finally:
-        pools[mode].put(worker)
+        pool.put(worker)
 
 
-def _attributed(job, new_text, request, reference, reason, pools, timeout):
-    """(status, reason) for a TF2 result that is not TF1's: the migration's only if the migrated
-    code under TF1 semantics is not the original's either. Where it is (the same values), TF2 means
-    something else by code the migration did not change (``softmax_cross_entropy_with_logits``
-    backpropagates into its labels in TF2): that is no wrong rewrite, and the site is not verifiable."""
-    same = _ask(pools, "tf1", {**request, "path": job.path, "source": new_text, "compare_to": reference,
-                               "tolerance": {"forward": FORWARD_TOL, "gradient": GRADIENT_TOL}}, timeout)
-    if same.get("status") != "same":
-        return DIFFERS, reason
-    return NOT_VERIFIABLE, (f"{reason}; but the migrated code under TF1 semantics gives the original's values, so "
-                            "the difference is TF2's meaning for code the migration did not change (other TF1 API "
-                            "whose meaning changed in TF2); check those calls by hand")
+def _attributed(job, new_text, probe, reference: Ran, outcome, pool, timeout, roots):
+    """A TF2 result that is not TF1's is the migration's only if the migrated code under TF1
+    semantics is not the original's either. Where it is (the same values), TF2 means something
+    else by code the migration did not change (``softmax_cross_entropy_with_logits``
+    backpropagates into its labels in TF2): no wrong rewrite; the site is not verifiable."""
+    request = Request(Kind.TF1_SAME, os.path.abspath(job.path), new_text, probe.entry, [], roots,
+                      reference=reference.plan())
+    mine = _ask(pool, request, timeout)
+    if not isinstance(mine, Ran) or not verdict.same(mine, reference):
+        return outcome
+    return verdict.Outcome(Status.NOT_VERIFIABLE, None, (
+        f"{outcome.reason}; but the migrated code under TF1 semantics gives the original's values, so the difference "
+        "is TF2's meaning for code the migration did not change (other TF1 API whose meaning changed in TF2); check "
+        "those calls by hand"))
 
 
 def _shown(label, shape) -> str:
@@ -344,7 +343,7 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
     """Verify every changed file of a run (``report.new_text`` holds its migrated text): fill
     ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none of
     whose sites differs (never one that changed on disk since it was read)."""
-    from .files import read
+    from ..files import read
 
     work = []
     for report in reports:
@@ -372,11 +371,11 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
 def _original(path, raw):
     """The text verification runs (a notebook's glued code cells) and how a diagnostic of it is
     placed (a notebook's names its cell)."""
-    from .files import decode
+    from ..files import decode
 
     if not path.endswith(".ipynb"):
         return decode(raw).text, lambda d: d
-    from . import notebooks
+    from .. import notebooks
 
     glued, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
 
@@ -388,8 +387,8 @@ def _original(path, raw):
 
 
 def _write_verified(report, raw, use_runtime) -> None:
-    from .files import FileChangedError, decode, process_file, write_atomic
-    from .report import Diagnostic
+    from ..files import FileChangedError, decode, process_file, write_atomic
+    from ..report import Diagnostic
 
     if report.path.endswith(".ipynb"):  # the notebook layer writes the cells back (the same result again)
         again = process_file(report.path, True, False, use_runtime, raw)
@@ -473,24 +472,27 @@ def tensorflow_version(python: str | None = None) -> str:
 
 
 def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | None = None,
-                   python: str | None = None) -> list:
+                   python: str | None = None, pairs=()) -> list:
     """``--verify-against ORIGINAL PATH``: every override site of the TF1 code ``original`` (a file,
-    or a directory matched by relative path) checked against the callable of the same name in the
-    migrated ``path``. One FileReport per original file that holds a site; nothing is written."""
-    from .files import discover, read
-    from .report import Diagnostic, FileReport
+    or a directory matched by relative path) checked against the port ``path``, through each
+    module-level name of the original that reaches the site and that the port defines too
+    (``pairs``: (original's name, port's name) to pair by hand, ``--verify-call``). One
+    FileReport per original file that holds a site; nothing is written."""
+    from ..files import discover, read
+    from ..report import Diagnostic, FileReport
 
-    pairs = []
+    pairs_ = tuple(pairs)
+    work_pairs = []
     if os.path.isdir(original) != os.path.isdir(path):
         raise ValueError("ORIGINAL and PATH must both be files or both be directories")
     if os.path.isdir(original):
         for old in discover([original]):
             if old.endswith(".py"):
-                pairs.append((old, os.path.join(path, os.path.relpath(old, original))))
+                work_pairs.append((old, os.path.join(path, os.path.relpath(old, original))))
     else:
-        pairs.append((original, path))
+        work_pairs.append((original, path))
     reports, work = [], []
-    for old, new in pairs:
+    for old, new in work_pairs:
         raw, failure = read(old)
         if failure is not None:
             reports.append(failure)
@@ -514,7 +516,7 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
         except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
             report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}"))
             continue
-        work.append((report, place, Job(old, text, None, new_text, new)))
+        work.append((report, place, Job(old, text, None, new_text, new, pairs_)))
     found = verify([job for _, _, job in work], workers=jobs, timeout=timeout, python=python,
                    roots=_folders([original]))
     for report, place, job in work:

@@ -4,13 +4,15 @@
   them the migration removed (``--verify``) or all of them (``--verify-against``);
 - the *callable* through which each site is reached: the module-level function that holds it, or
   the class whose method holds it (instantiated, then called); a function that returns functions
-  has those called too (a site in a closure is reached that way);
-- the *arguments*: a float32 tensor for each parameter that flows into an overridden op, every
-  other parameter from its default and, for numbers, also at a second value (a literal a call in
-  the run passes, else one chosen here);
-- the *slice* a worker executes: the module's imports and the definitions the callable needs,
-  never its script code (``definitions``);
+  has those called too (a site in a closure is reached that way); a map entered by hand, through
+  the module-level functions that enter it (``reaching``: the other names that reach a site, for
+  a port written unlike the original);
+- the *arguments*: a float32 tensor for each parameter that flows into an overridden op, a small
+  model for a parameter the code calls (``model_fn``), every other parameter from its default
+  and, for numbers, also at a second value (a literal a call in the run passes, else one chosen
+  here);
 - the lines of the migrated text the tool wrote (a failure there is the tool's).
+What of the module a worker runs to call it is ``loading.definitions``.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import difflib
 import functools
 from typing import NamedTuple
 
-from .precheck import MARKER, is_runtime_map
-from .slicing import _module_binds as _binds
+from ..precheck import MARKER, is_runtime_map
+from ..slicing import _module_binds as _binds
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
@@ -186,22 +188,30 @@ def _unpacked(fdef, name) -> int:
     return 0
 
 
-def _arguments(fdef, params, flow, literals, tensor_first: bool) -> list:
+def _called(fdef) -> set:
+    """The names a function calls (a parameter among them is a callable: ``model_fn(x)``)."""
+    return {n.func.id for n in ast.walk(fdef) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=()) -> list:
     """Ways to call ``fdef``, best first: each a list with one entry per parameter,
     {"name", "kind": "tensor" | "tensors" (``count`` of them) | "value" (``values``: first, then
     second) | "default"}. The first way gives a tensor to every parameter without a default that
     flows into an overridden op; the second (when there are several) to the first of them only,
     the others taking numbers (a bit width, a scale)."""
-    flowing = [p[0] for p in params if p[0] in flow and not p[1]]
+    models = {p[0] for p in params if not p[1]} & _called(fdef)  # given a small model making the map's op types
+    flowing = [p[0] for p in params if p[0] in flow and not p[1] and p[0] not in models]
     if not flowing and tensor_first:
-        flowing = [p[0] for p in params if not p[1]][:1]
+        flowing = [p[0] for p in params if not p[1] and p[0] not in models][:1]
     variants = [flowing] + ([flowing[:1]] if len(flowing) > 1 else [])
     out = []
     for tensors in variants:
         args = []
         for i, (name, has_default, default, *keyword) in enumerate(params):
             lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
-            if name in tensors:
+            if name in models:
+                args.append({"name": name, "kind": "model", "ops": list(ops)})
+            elif name in tensors:
                 count = _unpacked(fdef, name)
                 args.append({"name": name, "kind": "tensors", "count": count} if count
                             else {"name": name, "kind": "tensor"})
@@ -283,10 +293,11 @@ def plan(original: str, migrated: str | None, others=()) -> list:
                 probes[key][1].append(where)
                 probes[key][2].append(entered)
                 probes[key][3].append(alone)
+                probes[key][4].extend(k for k in _map_keys(call) if k not in probes[key][4])
                 continue
-            probes[key] = [entry, [where], [entered], [alone]]
-    return [*(_probe(chain, where, blocks, trees, tree)._replace(fallbacks=tuple(alone))
-              for chain, where, blocks, alone in probes.values()), *loose]
+            probes[key] = [entry, [where], [entered], [alone], _map_keys(call)]
+    return [*(_probe(chain, where, blocks, trees, tree, ops)._replace(fallbacks=tuple(alone))
+              for chain, where, blocks, alone, ops in probes.values()), *loose]
 
 
 class _Body(NamedTuple):
@@ -334,7 +345,15 @@ def _entry_chain(chain) -> tuple:
     return tuple(out)
 
 
-def _probe(chain, where, blocks, trees, tree) -> Probe:
+def _map_keys(call) -> list:
+    """The op types a map call names, where its map is a literal (``{"Relu": ...}``)."""
+    mapping = call.args[0] if call is not None and len(call.args) == 1 else None
+    if not isinstance(mapping, ast.Dict):
+        return []
+    return [k.value for k in mapping.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+
+
+def _probe(chain, where, blocks, trees, tree, ops=()) -> Probe:
     entry_chain = _entry_chain(chain)
     if not entry_chain:
         return Probe({}, where, ["<module>"], "the override runs in the module's own statements (script code), "
@@ -349,7 +368,7 @@ def _probe(chain, where, blocks, trees, tree) -> Probe:
     closure = len(chain) > len(entry_chain)  # the site is in a def nested in the entry: it returns that
     if not classes:
         variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks),
-                              call_site_literals(trees, {fdef.name}), tensor_first=not closure)
+                              call_site_literals(trees, {fdef.name}), tensor_first=not closure, ops=ops)
         entry = {"kind": "function", "name": fdef.name, "variants": variants}
         return Probe(entry, where, [_label(fdef.name, v, closure) for v in variants])
     top = entry_chain[0]
@@ -365,7 +384,7 @@ def _probe(chain, where, blocks, trees, tree) -> Probe:
     init_args, missing = _init_arguments(init, call_site_literals(trees, {owner.name}))
     callers = {fdef.name} | (instances if fdef.name in ("__call__", "call") else set())
     variants = _arguments(fdef, _params(fdef, skip_self=not static), _flowing(fdef, blocks),
-                          call_site_literals(trees, callers), tensor_first=not closure)
+                          call_site_literals(trees, callers), tensor_first=not closure, ops=ops)
     entry = {"kind": "class", "name": top.name, "classes": classes, "method": fdef.name, "static": static,
              "init": init_args, "missing": missing, "variants": variants}
     made = ".".join(classes)
@@ -375,6 +394,51 @@ def _probe(chain, where, blocks, trees, tree) -> Probe:
         entry["made"] = [f"({', '.join(shown)})", "(<without __init__>)"]
     called = "" if fdef.name == "__call__" and not static else f".{fdef.name}"
     return Probe(entry, where, [_label(made + called, v, closure) for v in variants])
+
+
+def reaching(tree: ast.Module, probe: Probe, trees=()) -> list:
+    """Other ways the module reaches a probe's site, each a Probe with the same sites: a
+    module-level instance of the entry's class (``flip_gradient = FlipGradientBuilder()``, called
+    as the method is), and each module-level function calling the entry's function, class or
+    such an instance (``domain_branch(features)``), with its own parameters. For a port written
+    unlike the original (a builder class replaced by a function ``flip_gradient``), a name the port
+    also defines reaches the same computation."""
+    entry = probe.entry
+    if entry.get("kind") not in ("function", "class"):
+        return []
+    found, names = [], {entry["name"]}
+    if entry["kind"] == "class" and not entry.get("static") and len(entry["classes"]) == 1:
+        for stmt in tree.body:
+            if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+                    and stmt.value.func.id == entry["name"]):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        names.add(target.id)
+                        made = {"kind": "instance", "name": target.id, "method": entry["method"],
+                                "variants": entry["variants"]}
+                        called = "" if entry["method"] == "__call__" else f".{entry['method']}"
+                        labels = [_label(target.id + called, v) for v in entry["variants"]]
+                        found.append(Probe(made, probe.sites, labels))
+    for fdef in tree.body:
+        if not isinstance(fdef, ast.FunctionDef) or fdef.name in names:
+            continue
+        calls = {n.func.id for n in ast.walk(fdef) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        if calls & names:
+            found.append(_probe((fdef,), probe.sites, [_Body(fdef.body, [])], [tree, *trees], tree,
+                                _model_ops(probe.entry)))
+    return [p for p in found if p.reason is None]
+
+
+def _model_ops(entry) -> list:
+    return next((a.get("ops", []) for v in entry.get("variants", []) for a in v if a.get("kind") == "model"), [])
+
+
+def module_names(tree: ast.Module) -> set:
+    """The names a module binds at module level (what a port may be called through)."""
+    names = set()
+    for stmt in tree.body:
+        names |= _binds(stmt)
+    return names
 
 
 def _label(name, args, closure=False) -> str:
@@ -528,93 +592,9 @@ def _wrap(source: str, free, outputs, dedent: bool = False) -> str:
             + textwrap.indent(body, "    ") + f"\n    return {{'__grl_block__': True, {pairs}}}\n")
 
 
-# ---------------------------------------------------------------------------------------------
-# The slice a worker executes (ast only; shared with verify_worker)
-
-_BINDERS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
-            ast.AnnAssign, ast.AugAssign)
-
-
 def _is_main_guard(stmt) -> bool:
     return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
             and "__name__" in _names(stmt.test))
-
-
-def _registers(stmt) -> bool:
-    """A statement that registers a gradient (decorator or call), which an override names by its
-    string, not by a Python name (a class body's registration counts for the class)."""
-    if isinstance(stmt, ast.ClassDef):
-        nodes = [stmt]
-    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        nodes = stmt.decorator_list
-    elif isinstance(stmt, (ast.Expr, ast.Assign)):
-        nodes = [stmt]
-    else:
-        return False
-    return any("RegisterGradient" in ast.dump(n) for n in nodes)
-
-
-def _global_reads(stmt) -> set:
-    """The module-level names a statement reads, as Python's own symbol table resolves them (a
-    function's parameters and locals are not the module's names)."""
-    import symtable
-
-    try:
-        table = symtable.symtable(ast.unparse(stmt), "<statement>", "exec")
-    except (SyntaxError, ValueError, RecursionError):
-        return _names(stmt)
-    found = set()
-
-    def walk(t, top):
-        for sym in t.get_symbols():
-            if (sym.is_referenced() and top) or (not top and sym.is_global() and (
-                    sym.is_referenced() or sym.is_declared_global())):
-                found.add(sym.get_name())
-        for child in t.get_children():
-            walk(child, False)
-
-    walk(table, True)
-    return found
-
-
-def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> list:
-    """The module-level statements the names ``wanted`` need (None: a module imported by the one
-    under test: every def, class and constant whose value calls nothing): imports, defs, classes and assignments binding a needed name,
-    gradient registrations, and, repeatedly, what those read. Never the script code: bare calls,
-    loops, ``if __name__ == "__main__":``."""
-    body = [s for s in tree.body if not _is_main_guard(s)]
-    if wanted is None:  # a module another imports: its defs, classes and constants (values that call nothing)
-        wanted = {s.name for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        wanted |= {n for s in body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None
-                   and not any(isinstance(c, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
-                               for c in ast.walk(s.value)) for n in _binds(s)}
-    keep = [False] * len(body)
-    needed = set(wanted)
-    binds = [_binds(s) for s in body]
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, ast.ImportFrom) and (stmt.module == "__future__" or any(a.name == "*" for a in stmt.names)
-                                                 or stmt.level or (stmt.module or "").split(".")[0] in project):
-            keep[i] = True  # a project module may register gradients on import (`import grads`)
-        elif isinstance(stmt, ast.Import) and any(a.name.split(".")[0] in project for a in stmt.names):
-            keep[i] = True
-        elif _registers(stmt):
-            keep[i] = True
-    changed = True
-    while changed:
-        changed = False
-        for i, stmt in enumerate(body):
-            if keep[i]:
-                continue
-            if binds[i] & needed and (isinstance(stmt, _BINDERS) or isinstance(stmt, (ast.If, ast.Try, ast.With))):
-                keep[i] = True
-        new = set(needed)
-        for i, stmt in enumerate(body):
-            if keep[i]:
-                new |= _global_reads(stmt)
-        if new != needed:
-            needed = new
-            changed = True
-    return [s for s, k in zip(body, keep) if k]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,149 @@
+"""Where the user's code runs: a child the worker forks for each request, cut off as far as the
+kernel allows without privileges (Linux).
+
+- its own session and process group, killed whole on a timeout and after every answer;
+- death with its parent (``PR_SET_PDEATHSIG``), and the worker ends with the tool;
+- where unprivileged namespaces are allowed: a user namespace (limits it cannot raise), a network
+  namespace (no interface but a loopback that is down: nothing to connect to, not even this
+  machine's listeners) and a PID namespace (the request runs as its init: when it ends, every
+  process it started ends, also one that left the process group);
+- hard limits: address space (8 GiB by default), processes and threads (``RLIMIT_NPROC``), no
+  core files;
+- an environment the worker was started with: a few variables TensorFlow needs, no secrets
+  (``scrubbed_environment``); a working directory and ``TMPDIR`` of its own; stdin, stdout and
+  stderr on /dev/null, every other descriptor closed but the one its answer goes to.
+
+Not a sandbox: the code runs as you, can read what you can read and write where you can write.
+Untrusted code belongs in a container. ``probe()`` says what this machine allows, once per worker."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+
+CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x10000000, 0x40000000, 0x20000000
+PR_SET_PDEATHSIG = 1
+NPROC = 512  # processes and threads the request may have (TensorFlow's thread pools fit)
+ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH", "SYSTEMROOT", "PYTHONHASHSEED")
+
+
+def scrubbed_environment(folder: str, extra: dict) -> dict:
+    """The environment a worker starts with: what TensorFlow and Python need to start, nothing
+    inherited beyond that (no tokens, no cloud credentials)."""
+    env = {k: os.environ[k] for k in ENVIRONMENT if k in os.environ}
+    env.update({"HOME": folder, "TMPDIR": folder, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1",
+                "PYTHONDONTWRITEBYTECODE": "1", "TF_ENABLE_ONEDNN_OPTS": "0", "PYTHONNOUSERSITE": "1"})
+    env.update(extra)
+    return env
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - not a Linux-like system
+        return None
+
+
+def _die_with_parent(expected_parent: int | None) -> None:
+    libc = _libc()
+    if libc is not None and hasattr(libc, "prctl"):
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if expected_parent is not None and os.getppid() != expected_parent:  # it died before this could see it
+        os._exit(1)
+
+
+def _namespaces() -> str | None:
+    """Enter new user, network and PID namespaces; None when done, else why not."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "unshare"):
+        return "no unshare() on this system"
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0:
+        return f"unshare: {os.strerror(ctypes.get_errno())}"
+    try:
+        with open("/proc/self/setgroups", "w") as handle:
+            handle.write("deny")
+        with open("/proc/self/uid_map", "w") as handle:
+            handle.write(f"{uid} {uid} 1")
+        with open("/proc/self/gid_map", "w") as handle:
+            handle.write(f"{gid} {gid} 1")
+    except OSError as exc:
+        return f"user namespace map: {exc.strerror or exc}"
+    return None
+
+
+def probe() -> dict:
+    """What isolation this machine gives a request: a child tries the namespaces and the limits."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(read)
+        why = _namespaces()
+        os.write(write, (why or "").encode()[:500])
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while True:
+        chunk = os.read(read, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    why = b"".join(chunks).decode(errors="replace")
+    return {"namespaces": not why, "why": why or None}
+
+
+def enter(answer_fd: int, folder: str, memory_cap: int, namespaces: bool) -> None:
+    """Cut the calling child off (see the module's docstring). Returns in the process that runs
+    the request; with namespaces that is a grandchild, the PID namespace's init, and the child
+    between waits for it and exits with it."""
+    parent = os.getppid()
+    os.setsid()
+    _die_with_parent(parent)
+    isolated = namespaces and _namespaces() is None
+    if isolated:
+        pid = os.fork()
+        if pid != 0:  # the child between: waits for the request's process, then ends with it
+            os.close(answer_fd)
+            _close_all_but(-1)
+            os.waitpid(pid, 0)
+            os._exit(0)
+        _die_with_parent(None)  # its parent is outside its PID namespace: getppid() says 0
+    _limits(memory_cap, isolated)
+    _close_all_but(answer_fd)
+    os.chdir(folder)
+    import tempfile
+
+    tempfile.tempdir = folder
+    os.environ["TMPDIR"] = folder
+
+
+def _limits(memory_cap: int, isolated: bool) -> None:
+    """Hard limits (in a user namespace even root cannot raise them). Processes are limited only
+    there: elsewhere the kernel counts every process of the user on the machine."""
+    for limit, value in ((resource.RLIMIT_AS, memory_cap), (resource.RLIMIT_NPROC, NPROC if isolated else 0),
+                         (resource.RLIMIT_CORE, 0)):
+        if not value and limit != resource.RLIMIT_CORE:
+            continue
+        try:
+            soft, hard = resource.getrlimit(limit)
+            cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(limit, (cap, cap))
+        except (ValueError, OSError):
+            pass
+
+
+def _close_all_but(keep: int) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096
+    if keep >= 3:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, top)
+    else:
+        os.closerange(3, top)

@@ -1,0 +1,156 @@
+"""The TF2 side, in a worker's child: the migrated text under TensorFlow 2, called as the
+reference was (the same way, input shape and values, every variable started at TF1's value),
+eagerly and inside ``tf.function``: the values of each mode, or the error it raised with the
+lines its traceback passed through (``protocol.Values``). It decides nothing."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from . import calling
+from .calling import GIVE_UP, describe, give_up_on, inputs, upstream
+from .loading import MissingDependency, ScriptCodeNeeded, forget, load
+from .protocol import ModeError, ModeValues, Request, Unverifiable, Values
+
+_WRITTEN: dict = {"path": None, "lines": frozenset()}
+
+
+def setup():
+    import tensorflow as tf
+
+    calling.TF, calling.MODE = tf, "tf2"
+    _tf1_fallback(tf)
+
+
+def _tf1_fallback(tf):
+    """Under TF2, a TF1 name in code the tool did not touch (``tf.variable_scope`` beside a
+    migrated site) is ``tf.compat.v1``'s, as ``tf_upgrade_v2`` would write it: the migrator leaves
+    other TF1 API to that tool. In the lines the tool wrote, TF2's own answer (AttributeError)."""
+
+    def fallback(name):
+        frame = sys._getframe(1)
+        if frame.f_code.co_filename == _WRITTEN["path"] and frame.f_lineno in _WRITTEN["lines"]:
+            raise AttributeError(f"module 'tensorflow' has no attribute {name!r}")
+        if _WRITTEN["path"] is None or name.startswith("__"):
+            raise AttributeError(f"module 'tensorflow' has no attribute {name!r}")
+        try:
+            return getattr(tf.compat.v1, name)
+        except AttributeError:
+            raise AttributeError(f"module 'tensorflow' has no attribute {name!r}") from None
+
+    tf.__getattr__ = fallback
+
+
+def _creator(made: list, reference: list):
+    """A variable creator that records each variable made and starts the k-th as TF1's k-th
+    started (its initialiser may be random)."""
+    import numpy as np
+
+    tf = calling.TF
+
+    def creator(next_creator, **kwargs):
+        k = len(made)
+        if k < len(reference):
+            initial = np.asarray(reference[k]["values"], np.float32).reshape(reference[k]["shape"])
+            kwargs["initial_value"] = lambda: tf.constant(initial)
+        v = next_creator(**kwargs)
+        made.append(v)
+        return v
+
+    return creator
+
+
+def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
+    """One mode at one setting: (outputs, gradients, how many variables the code made). The
+    upstream gradient has the shapes of TF1's outputs (``y_shapes``), as TF1's had."""
+    import numpy as np
+
+    tf = calling.TF
+    values = inputs(args, shape, entry)
+    extra = calling.module_inputs(module, entry, "migrated")
+    base = len(made)  # those the module's definitions made
+    creator = _creator(made, variables)
+    ws = [tf.constant(upstream(list(s))) for s in y_shapes]
+
+    def step(*xs):
+        with tf.variable_creator_scope(creator), tf.GradientTape() as tape:
+            for x in [*xs, *extra.values()]:
+                tape.watch(x)
+            ys = calling.call(module, entry, args, dict(zip(values, xs)), setting)
+            loss = tf.add_n([tf.reduce_sum(tf.cast(y, tf.float32) * w) for y, w in zip(ys, ws)])
+        sources = [*xs, *extra.values()]
+        grads = tape.gradient(loss, sources)
+        return ys, [g if g is not None else tf.zeros_like(x) for g, x in zip(grads, sources)]
+
+    tensors = [tf.constant(v) for v in values.values()]
+    try:
+        if mode == "tf.function":
+            ys, gs = calling.run_function_without_rewrites(tf, step, *tensors)
+        else:
+            ys, gs = step(*tensors)
+        return [np.asarray(y) for y in ys], [np.asarray(g) for g in gs], len(made)
+    finally:
+        del made[base:]
+
+
+def values(req: Request):
+    plan = req.reference
+    entry = req.entry
+    written = req.written
+    module, finder = load(req.path, req.source, req.roots, req.migrated)
+    _WRITTEN["path"] = module.__file__ if written is not None else None
+    _WRITTEN["lines"] = frozenset(written or ())
+    block = None
+    try:
+        made: list = []
+        first = plan["variables"][0] if plan["variables"] else []
+        with calling.fresh_gradient_registry():
+            try:
+                with calling.TF.variable_creator_scope(_creator(made, first)):
+                    block = calling.define(module, finder, req, "migrated")
+            except GIVE_UP as exc:
+                return Unverifiable(str(exc))
+            except Exception as exc:  # noqa: BLE001 - the user's code, any error
+                return _definitions_failed(exc, module, block)
+            if entry["kind"] != "block" and calling.entry_name(entry) not in module.__dict__:
+                return Values((), defined=False)
+            args = entry["variants"][plan["variant"]]
+            runs = []
+            for mode in ("eager", "tf.function"):
+                for index, setting in enumerate(plan["settings"]):
+                    try:
+                        ys, gs, count = _run(module, entry, args, plan["shape"], setting, plan["variables"][index],
+                                             plan["y_shapes"][index], mode, made)
+                    except Exception as exc:  # noqa: BLE001 - the user's code, any error
+                        runs.append(_error(exc, mode, index, module, block))
+                        break  # this mode stops at its first error
+                    runs.append(ModeValues(mode, index, tuple(calling.array(y) for y in ys),
+                                           tuple(calling.array(g) for g in gs), count))
+            return Values(tuple(runs))
+    finally:
+        _WRITTEN["path"] = None
+        forget(finder)
+
+
+def _definitions_failed(exc, module, block):
+    """The migrated module's definitions raised: an error of its first mode (for the verdict)."""
+    return Values((_error(exc, "eager", 0, module, block),))
+
+
+def _error(exc, mode, index, module, block) -> ModeError:
+    missing = None
+    try:
+        give_up_on(exc, module)
+    except (MissingDependency, ScriptCodeNeeded) as found:
+        missing = str(found)
+    except GIVE_UP as found:
+        missing = str(found)
+    frames = traceback.extract_tb(exc.__traceback__)
+    lines = tuple(f.lineno for f in frames if f.filename == module.__file__ and f.lineno)
+    block_lines = tuple(f.lineno for f in frames if block is not None and f.filename == block and f.lineno)
+    return ModeError(mode, index, missing or describe(exc), lines, block_lines, missing)
+
+
+def answer(req: Request):
+    return values(req)
