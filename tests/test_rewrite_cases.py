@@ -256,7 +256,8 @@ def test_a_random_draw_known_by_its_shape_only_is_proven_with_its_shape_only():
     `x - tf.random_uniform(tf.shape(x))` is a Sub op the registration wraps; with `maxval=` it may
     make Mul and Add ops too, which the table does not show: refused."""
     plain = migrate_code(_r2rt_style(""))
-    assert plain.diagnostics == [] and "_first(x, tf.random_uniform(tf.shape(x)))" in plain.code
+    # the migrated function runs under TF2 now: its TF1-only name spelled as TF2 has it, the very object
+    assert plain.diagnostics == [] and "_first(x, tf.compat.v1.random_uniform(tf.shape(x)))" in plain.code
     assert "tf.compat.v1.ceil(x)" in plain.code  # TF1's tf.ceil, spelled as TF2 has it
     wider = migrate_code(_r2rt_style(", maxval=2.0"))
     assert [d.code for d in wider.diagnostics] == ["GRL101"] and wider.code == _r2rt_style(", maxval=2.0")

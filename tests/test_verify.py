@@ -374,3 +374,34 @@ def test_verify_reports_every_site_moved_onto_the_runtime_map(tmp_path):
     # a class keeping its graph in an attribute, its map entered in __enter__: exercised through the
     # module-level function that uses it (`with Explainer(): ...`)
     assert statuses[("graph_kept_in_an_attribute", 15)] == "verified"
+
+
+def test_a_star_imported_module_that_is_not_installed_is_named(tmp_path):
+    """`from tensorpack import *` of a module that is not installed binds nothing: the NameError
+    the callable then meets is named as the missing module it comes from."""
+    (tmp_path / "quant.py").write_text(textwrap.dedent('''\
+        import tensorflow as tf
+        from a_library_nobody_installed import *
+
+
+        class Quantizer(ModelDesc):
+            def quantize(self, x):
+                g = tf.get_default_graph()
+                with g.gradient_override_map({"Sign": "Identity"}):
+                    return tf.sign(x)
+        '''))
+    result = cli(tmp_path / "quant.py", "--verify", "--format", "json", "--no-cache")
+    [v] = json.loads(result.stdout)["files"][0]["verification"]
+    assert v["status"] != "differs"
+    assert "a_library_nobody_installed" in (v["reason"] or ""), v
+
+
+def test_verify_from_a_parent_folder_finds_the_sibling_modules(tmp_path, monkeypatch):
+    """`tf-grl-migrate . --verify` from the folder above a project: its modules import each other
+    as they do from the project's own folder (paths sent to the workers are absolute)."""
+    shutil.copytree(CASES / "repo" / "registration_constant_two_modules", tmp_path / "project")
+    monkeypatch.chdir(tmp_path)
+    result = cli(".", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    sites = [v for f in json.loads(result.stdout)["files"] for v in f.get("verification", [])]
+    assert sites and {v["status"] for v in sites} == {"verified"}, sites

@@ -159,7 +159,7 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if fmt == "json":
-        click.echo(report.to_json(reports, False, True))
+        click.echo(report.to_json(reports, False, True, _isolation()))
     else:
         for rep in reports:
             for d in sorted(rep.diagnostics):
@@ -171,12 +171,16 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
     return report.exit_status(reports, False)
 
 
-def _isolation_note():
-    """One line where verification's workers ran with less isolation than documented."""
+def _isolation():
+    """Where verification's workers ran with less isolation than documented: one line, or None."""
     from .verifier.driver import ISOLATION
 
-    if ISOLATION["line"]:
-        click.echo(ISOLATION["line"], err=True)
+    return ISOLATION["line"]
+
+
+def _isolation_note():
+    if _isolation():
+        click.echo(_isolation(), err=True)
 
 
 def _stdin(check, use_runtime, fmt) -> int:
@@ -202,7 +206,7 @@ def _stdin(check, use_runtime, fmt) -> int:
 
 def _emit(reports, write, check, fmt, quiet, verified=False):
     if fmt == "json":
-        click.echo(report.to_json(reports, write, verified))
+        click.echo(report.to_json(reports, write, verified, _isolation() if verified else None))
         return
     for rep in reports:
         if rep.diff:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -32,7 +33,9 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
                 dirs[:] = [d for d in dirs if not _excluded(f"{rel_root}{d}/", pattern, extra)]
                 for name in files:
                     if name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra)):
-                        found.add(os.path.join(root, name))
+                        path = os.path.join(root, name)
+                        if os.path.isfile(path):  # a FIFO or a device named *.py is no module (and would block)
+                            found.add(path)
         else:
             found.add(str(raw))
     return sorted(found)
@@ -205,10 +208,14 @@ def python2_hint(err: SyntaxError) -> str:
 
 
 def read_bytes(path: str) -> bytes:
-    """A file's bytes with os-level reads: a third cheaper than open().read() on thousands of small files."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    """A file's bytes with os-level reads: a third cheaper than open().read() on thousands of small
+    files. Only a regular file is read (a FIFO named on the command line would block the run)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks = [os.read(fd, info.st_size + 1)]
         while chunks[-1]:
             chunks.append(os.read(fd, 1 << 20))
     finally:

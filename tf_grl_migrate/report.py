@@ -147,7 +147,9 @@ def exit_status(reports: list[FileReport], check: bool) -> int:
     return EXIT_OK
 
 
-def to_json(reports: list[FileReport], write: bool, verified: bool = False) -> str:
+def to_json(reports: list[FileReport], write: bool, verified: bool = False, isolation: str | None = None) -> str:
+    """The JSON report; with ``verified``, ``isolation`` says where verification's workers ran with
+    less isolation than documented (null where they had all of it)."""
     files = []
     for r in reports:
         entry = {
@@ -161,4 +163,7 @@ def to_json(reports: list[FileReport], write: bool, verified: bool = False) -> s
         files.append(entry)
     import json
 
-    return json.dumps({"files": files, "totals": totals(reports, verified), "write": write}, indent=2)
+    data = {"files": files, "totals": totals(reports, verified), "write": write}
+    if verified:
+        data["isolation"] = isolation
+    return json.dumps(data, indent=2)

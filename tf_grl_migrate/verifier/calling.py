@@ -270,12 +270,15 @@ def session_config_without_rewrites(tf1):
     return tf1.ConfigProto(graph_options=tf1.GraphOptions(rewrite_options=rewrites))
 
 
-def run_function_without_rewrites(tf, fn, *args):
-    """``tf.function(fn)(*args)`` with grappler off, as for the TF1 Session (options restored)."""
+def run_function_without_rewrites(tf, fn, *args, autograph=True):
+    """``tf.function(fn)(*args)`` with grappler off, as for the TF1 Session (options restored).
+    The verifier traces without autograph, as TF1 built graphs from Python (its child would
+    convert every function afresh, the verifier's own too: ~3 s a request); the tests with it,
+    as users' TF2 code runs."""
     options = tf.config.optimizer.get_experimental_options()
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     try:
-        return tf.function(fn)(*args)
+        return tf.function(fn, autograph=autograph)(*args)
     finally:
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import resource
 import signal
 
 CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x10000000, 0x40000000, 0x20000000
@@ -124,6 +123,8 @@ def enter(answer_fd: int, folder: str, memory_cap: int, namespaces: bool) -> Non
 def _limits(memory_cap: int, isolated: bool) -> None:
     """Hard limits (in a user namespace even root cannot raise them). Processes are limited only
     there: elsewhere the kernel counts every process of the user on the machine."""
+    import resource
+
     for limit, value in ((resource.RLIMIT_AS, memory_cap), (resource.RLIMIT_NPROC, NPROC if isolated else 0),
                          (resource.RLIMIT_CORE, 0)):
         if not value and limit != resource.RLIMIT_CORE:

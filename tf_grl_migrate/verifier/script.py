@@ -8,7 +8,8 @@ a gradient) and it is
 - a ``def`` or ``class`` whose decorators, defaults and class-body statements pass these rules;
 - ``NAME = value`` (also annotated or augmented) whose value calls only harmless callables;
 - a gradient registration, ``<...>.RegisterGradient(<harmless>)(<name>)``;
-- an ``if`` / ``try`` / ``with`` made of the above, with harmless tests and items.
+- an ``if`` / ``try`` / ``with`` made of the above and of harmless calls (``log.info(...)``), with
+  harmless tests and items.
 
 A harmless call: a builtin that only computes (``len``, ``range``, ``dict``...), a TensorFlow
 callable that makes ops (the generated op table) or finds graphs and variables, Keras's backend
@@ -44,7 +45,8 @@ HARMLESS = frozenset({
     "contextlib.contextmanager", "enum.Enum", "typing.NamedTuple", "dataclasses.dataclass", "dataclasses.field",
 })
 HARMLESS_PREFIXES = ("math.", "numpy.random.", "os.path.", "keras.layers.", "keras.initializers.",
-                     "keras.regularizers.", "keras.constraints.", "keras.activations.", "typing.", "itertools.")
+                     "keras.regularizers.", "keras.constraints.", "keras.activations.", "typing.", "itertools.",
+                     "logging.", "warnings.warn")
 NUMPY = frozenset({"array", "asarray", "zeros", "ones", "full", "arange", "linspace", "eye", "float16", "float32",
                    "float64", "int32", "int64", "uint8", "sqrt", "exp", "log", "log2", "pi", "prod", "sum", "mean",
                    "dtype", "finfo", "iinfo"})
@@ -83,7 +85,8 @@ class Harmless:
                 return None  # a docstring
             if registers(stmt.value):
                 return self.expression(stmt.value.func.args[0] if stmt.value.func.args else None, depth)
-            return "a statement that only calls something (script code)"
+            why = self.expression(stmt.value, depth)  # a harmless call (`log.info(...)` in an `if` that defines)
+            return None if why is None else f"{why} (script code)"
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             parts = [*stmt.decorator_list, *stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d is not None)]
             parts += [a.annotation for a in [*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs]

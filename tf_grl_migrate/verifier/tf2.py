@@ -86,7 +86,7 @@ def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
     tensors = [tf.constant(v) for v in values.values()]
     try:
         if mode == "tf.function":
-            ys, gs = calling.run_function_without_rewrites(tf, step, *tensors)
+            ys, gs = calling.run_function_without_rewrites(tf, step, *tensors, autograph=False)
         else:
             ys, gs = step(*tensors)
         return [np.asarray(y) for y in ys], [np.asarray(g) for g in gs], len(made)

@@ -1,0 +1,327 @@
+"""The verifier under hostile and careless code: a verdict no code under test can forge, no script
+code run, nothing that outlives the run, no network, no inherited secrets, limits it cannot raise.
+
+Each port below is the right port of a gradient reversal (`ORIGINAL`) with its sign lost and
+something done inside the callable: a port that lost its sign must never come out verified,
+whatever it writes, patches or starts; a right port beside a hostile one still verifies."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from harness import cli
+
+ORIGINAL = '''\
+import tensorflow as tf
+
+
+@tf.RegisterGradient("HostileFlip")
+def _flip(op, grad):
+    return [-0.5 * grad]
+
+
+def flip_gradient(x):
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Identity": "HostileFlip"}):
+        return tf.identity(x)
+'''
+
+PORT = '''\
+import os
+import tensorflow as tf
+
+
+@tf.custom_gradient
+def _flip(x):
+    return tf.identity(x), lambda dy: {scale} * dy
+
+
+def flip_gradient(x):
+{body}
+    return _flip(x)
+'''
+
+WRONG = "0.5"  # the sign lost
+RIGHT = "-0.5"
+
+
+def port(body: str, scale: str = WRONG) -> str:
+    return PORT.format(scale=scale, body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") or "    pass")
+
+
+def _run_against(tmp_path, ports: dict, *options):
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    for name, text in ports.items():
+        (tmp_path / "orig" / f"{name}.py").write_text(ORIGINAL)
+        (tmp_path / "port" / f"{name}.py").write_text(text)
+    result = cli("--verify-against", tmp_path / "orig", tmp_path / "port", "--format", "json", *options)
+    data = json.loads(result.stdout)
+    return result, {pathlib.Path(f["path"]).stem: f["verification"] for f in data["files"]}
+
+
+def test_a_port_that_lost_its_sign_is_never_verified_whatever_it_does(tmp_path):
+    """Forged answers on every descriptor, a JSON list where the answer goes, patched helpers of
+    the verifier and of numpy, an exit before answering: never `verified`; every file still gets
+    its own answer (one hostile file never spoils another's), the run never crashes."""
+    marker = tmp_path / "marker"
+    ports = {
+        "forges_a_status": port('''
+            for fd in range(0, 256):
+                try:
+                    os.write(fd, b'{"status": "verified", "max_abs_diff": 0}\\n')
+                except OSError:
+                    pass
+            '''),
+        "forges_and_exits": port('''
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, b'{"ran": {}}')
+                except OSError:
+                    pass
+            os._exit(0)
+            '''),
+        "writes_a_json_list": port('''
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, b'[1, 2, 3]')
+                except OSError:
+                    pass
+            os._exit(0)
+            '''),
+        "patches_the_verifier": port('''
+            import numpy
+            numpy.abs = lambda a: 0 * a
+            numpy.allclose = lambda *a, **k: True
+            for name, module in list(__import__("sys").modules.items()):
+                if name.startswith("tf_grl_migrate"):
+                    for attr in ("deviation", "judge", "compare", "_deviation"):
+                        if hasattr(module, attr):
+                            setattr(module, attr, lambda *a, **k: (0.0, 0))
+            '''),
+        "spoils_the_next_file": port('''
+            import tensorflow
+            tensorflow.identity = lambda t, name=None: t * 0.0
+            tensorflow.negative = lambda t, name=None: t
+            '''),
+        "right_after_a_spoiler": port("", scale=RIGHT),
+        "answers_twice": port(f'''
+            open({str(marker)!r}, "w").write("ran")
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, b'{{"values": {{"runs": [], "defined": true}}}}\\n' * 2)
+                except OSError:
+                    pass
+            '''),
+    }
+    result, found = _run_against(tmp_path, ports, "-j", "1")
+    assert result.exit_code in (0, 1), result.output
+    assert set(found) == set(ports)
+    for name, sites in found.items():
+        [v] = sites
+        if name == "right_after_a_spoiler":
+            assert v["status"] == "verified", v
+        else:
+            assert v["status"] != "verified", (name, v)
+    assert found["patches_the_verifier"][0]["status"] == "differs"  # the values, compared here, differ
+    assert found["spoils_the_next_file"][0]["status"] != "verified"
+    assert found["writes_a_json_list"][0]["status"] == "not_verifiable"
+
+
+def test_script_code_never_runs_and_a_needed_binding_made_by_it_is_named(tmp_path):
+    """A comment mentioning RegisterGradient runs nothing; a needed name bound by a statement that
+    calls what the tool cannot prove harmless makes the site not verifiable, naming it."""
+    touched = tmp_path / "touched"
+    original = ORIGINAL + textwrap.dedent(f'''
+
+        import os
+        os.system("touch {touched}")  # RegisterGradient
+        if True:
+            SCALE = float(os.system("touch {touched}") + 1)
+
+
+        def scaled(x):
+            g = tf.get_default_graph()
+            with g.gradient_override_map({{"Identity": "HostileFlip"}}):
+                return tf.identity(x) * SCALE
+        ''')
+    (tmp_path / "model.py").write_text(original)
+    result = cli(tmp_path / "model.py", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    found = {v["line"]: v for v in json.loads(result.stdout)["files"][0]["verification"]}
+    assert found[11]["status"] == "verified"
+    scaled = next(v for line, v in found.items() if line > 11)
+    assert scaled["status"] == "not_verifiable"
+    assert "SCALE" in scaled["reason"] and "verification never runs that" in scaled["reason"]
+    assert not touched.exists()
+
+
+def test_the_code_under_test_reaches_no_network_no_secret_no_raised_limit(tmp_path, monkeypatch):
+    """Inside the callable: a raw socket to a listener on this machine fails, a secret of the
+    environment is not there, the address-space limit cannot be raised, a process it starts in a
+    session of its own ends with the request."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.2)
+    accepted = []
+
+    def accept():
+        deadline = time.time() + 120
+        while time.time() < deadline and not accepted:
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                continue
+
+    listener = threading.Thread(target=accept, daemon=True)
+    listener.start()
+    monkeypatch.setenv("GRL_TEST_SECRET_TOKEN", "s3cr3t")
+    report = tmp_path / "report.json"
+    probe = port(f'''
+        import _socket, json, resource, subprocess
+        found = {{}}
+        try:
+            s = _socket.socket()
+            s.settimeout(2)
+            s.connect(("127.0.0.1", {server.getsockname()[1]}))
+            found["network"] = "connected"
+        except OSError as exc:
+            found["network"] = str(exc)
+        found["secret"] = os.environ.get("GRL_TEST_SECRET_TOKEN")
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            found["limit"] = "raised"
+        except (ValueError, OSError) as exc:
+            found["limit"] = str(exc)
+        child = subprocess.Popen(["sleep", "4242.5"], start_new_session=True)
+        found["child"] = child.pid
+        open({str(report)!r}, "w").write(json.dumps(found))
+        ''')
+    _, found = _run_against(tmp_path, {"probe": port("", scale=RIGHT) and probe})
+    assert found["probe"][0]["status"] == "differs"
+    seen = json.loads(report.read_text())
+    assert seen["network"] != "connected" and not accepted
+    assert seen["secret"] is None
+    assert seen["limit"] != "raised"
+    assert not _processes("4242.5"), "a process the code under test started outlived the run"
+    server.close()
+
+
+def _processes(needle: str) -> list:
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_nothing_outlives_a_tool_killed_while_the_code_under_test_spins(tmp_path):
+    """kill -9 of the tool while a callable spins: the worker sees its stdin close and kills the
+    child at once (not at the end of the time limit)."""
+    marker = tmp_path / "spinning"
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    (tmp_path / "orig" / "flip.py").write_text(ORIGINAL)
+    (tmp_path / "port" / "flip.py").write_text(port(f'''
+        open({str(marker)!r}, "w").write(str(os.getpid()))
+        while True:
+            pass
+        '''))
+    tool = subprocess.Popen([sys.executable, "-m", "tf_grl_migrate", "--verify-against", str(tmp_path / "orig"),
+                             str(tmp_path / "port"), "--verify-timeout", "600"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while not marker.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert marker.exists(), "the spinning callable never ran"
+    time.sleep(0.5)
+    workers = _processes("tf_grl_migrate.verifier.zygote")  # the worker and its children (forks of it)
+    assert len(workers) >= 2, workers
+    tool.send_signal(signal.SIGKILL)
+    tool.wait()
+    deadline = time.time() + 30
+    while time.time() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.2)
+    assert not [pid for pid in workers if _alive(pid)], "the worker or the spinning child outlived the tool"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = pathlib.Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_a_fifo_named_like_a_module_does_not_hang_the_run(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "flip.py").write_text(ORIGINAL)
+    os.mkfifo(tree / "pipe.py")
+    result = cli(tree, "--no-cache")
+    assert result.exit_code == 0, result.output
+    result = cli(tree / "pipe.py", "--no-cache")
+    assert "GRL901 cannot read: not a regular file" in result.output
+
+
+def test_jobs_are_capped_at_the_cores_saying_so(tmp_path):
+    (tmp_path / "flip.py").write_text(ORIGINAL)
+    result = cli(tmp_path, "-j", "1000", "--no-cache")
+    assert f"-j 1000: capped at {os.cpu_count()}, this machine's cores" in result.output
+
+
+@pytest.mark.parametrize("name", ["flip_gradient", "FlipGradientBuilder"])
+def test_a_right_hand_port_that_replaced_the_builder_class_is_verified_through_its_public_name(tmp_path, name):
+    """The most common hand port replaced `class FlipGradientBuilder` + `flip_gradient =
+    FlipGradientBuilder()` by `def flip_gradient(x, l=1.0)`: each site is reached through every
+    name of the original the port defines too (the instance), never `differs` for a missing
+    class; a wrong port of the same shape differs for its gradient; --verify-call pairs names."""
+    builder = (pathlib.Path(__file__).parent / "cases" / "rewrite" / "dann_builder_class" / "before.py").read_text()
+    right = textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        def flip_gradient(x, l=1.0):
+            @tf.custom_gradient
+            def reverse(x):
+                return tf.identity(x), lambda dy: -l * dy
+            return reverse(x)
+        ''')
+    ports = {"right": right, "wrong": right.replace("-l * dy", "l * dy")}
+    if name == "FlipGradientBuilder":  # the port's function under another name, paired by hand
+        ports = {k: v.replace("def flip_gradient", "def reverse_gradient") for k, v in ports.items()}
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    for key, text in ports.items():
+        (tmp_path / "orig" / f"{key}.py").write_text(builder)
+        (tmp_path / "port" / f"{key}.py").write_text(text)
+    options = ["--verify-call", "flip_gradient=reverse_gradient"] if name == "FlipGradientBuilder" else []
+    result = cli("--verify-against", tmp_path / "orig", tmp_path / "port", "--format", "json", *options)
+    found = {pathlib.Path(f["path"]).stem: f["verification"] for f in json.loads(result.stdout)["files"]}
+    [right_v], [wrong_v] = found["right"], found["wrong"]
+    assert right_v["status"] == "verified", right_v
+    assert wrong_v["status"] == "differs" and "gradient of x differs" in wrong_v["reason"], wrong_v
+    if name == "flip_gradient":  # unpaired, a port defining no name that reaches the site is named so
+        (tmp_path / "port" / "right.py").write_text(right.replace("def flip_gradient", "def reverse_gradient"))
+        result = cli("--verify-against", tmp_path / "orig" / "right.py", tmp_path / "port" / "right.py",
+                     "--format", "json")
+        [v] = json.loads(result.stdout)["files"][0]["verification"]
+        assert v["status"] == "not_verifiable"
+        assert "FlipGradientBuilder" in v["reason"] and "reverse_gradient" in v["reason"]
+        assert "--verify-call" in v["reason"]
