@@ -1,7 +1,7 @@
 """Analysis cost against libcst's own parse, in-process, min of N runs per file.
 
 For every ``.py`` file under the given folders (default: the project's cases), time
-``tf_grl_migrate.codemod.migrate_code`` (the whole text-in/text-out migration, stability check
+``tf_grl_migrate.migrator.codemod.migrate_code`` (the whole text-in/text-out migration, stability check
 included) and ``libcst.parse_module`` of the same text, and print the ratio per file and in total.
 ``--big N`` adds a generated module of about N lines with one override in the middle, and reports
 its time and peak memory against the parse's: peak RSS of a fresh process doing one or the other
@@ -25,7 +25,7 @@ import libcst
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tf_grl_migrate import codemod  # noqa: E402
+from tf_grl_migrate.migrator import codemod  # noqa: E402
 
 BIG_HEAD = "import tensorflow as tf\n\n\n@tf.RegisterGradient('Rev')\ndef _rev(op, grad):\n    return -grad\n\n\n"
 BIG_UNIT = '''def layer_{i}(x, width={i}):
@@ -84,7 +84,7 @@ import sys
 sys.path.insert(0, {root!r})
 sys.setrecursionlimit(10000)
 import libcst
-from tf_grl_migrate import codemod
+from tf_grl_migrate.migrator import codemod
 text = open({path!r}, encoding="utf-8").read()
 libcst.parse_module(text) if {parse_only} else codemod.migrate_code(text)
 print(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1])

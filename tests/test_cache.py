@@ -7,8 +7,8 @@ import shutil
 import pytest
 from harness import cli as run
 
-from tf_grl_migrate import cache as cache_mod
-from tf_grl_migrate import codemod
+from tf_grl_migrate.migrator import cache as cache_mod
+from tf_grl_migrate.migrator import codemod
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
@@ -115,18 +115,19 @@ def test_fingerprint_covers_libcst_and_every_module_of_the_package(monkeypatch, 
         patch.setattr(cache_mod, "_libcst_version", lambda: "other")
         assert cache_mod.fingerprint() != base
     assert cache_mod.fingerprint() == base
-    package = pathlib.Path(cache_mod.__file__).parent
+    package = pathlib.Path(cache_mod.__file__).parent.parent
     copy = tmp_path / "tf_grl_migrate"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cache_mod, "__file__", str(copy / "cache.py"))
+    monkeypatch.setattr(cache_mod, "__file__", str(copy / "migrator" / "cache.py"))
     assert cache_mod.fingerprint() == base  # same bytes, same fingerprint
-    for name in ("safety.py", "_tf_renames.py", "_tf_op_table.json", "idioms/straight_through.py"):  # no hand list
+    for name in ("migrator/safety.py", "knowledge/_tf_renames.py", "knowledge/_tf_op_table.json",
+                 "migrator/idioms/straight_through.py"):  # no hand list
         (copy / name).write_text((package / name).read_text() + "\n")
         assert cache_mod.fingerprint() != base
         (copy / name).write_text((package / name).read_text())
-    (copy / "idioms" / "new_idiom.py").write_text("")
+    (copy / "migrator" / "idioms" / "new_idiom.py").write_text("")
     assert cache_mod.fingerprint() != base
-    (copy / "idioms" / "new_idiom.py").unlink()
+    (copy / "migrator" / "idioms" / "new_idiom.py").unlink()
     (copy / "new_module.py").write_text("")
     assert cache_mod.fingerprint() != base
 

@@ -112,7 +112,7 @@ def test_python_dash_m_and_version():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
     # the CLI's start-up path (--help, a tree without candidates) loads none of the analysis
     code = ("import sys, tf_grl_migrate.cli; print(sorted(m for m in sys.modules if m in ('libcst', 'dataclasses') "
-            "or m.startswith('tf_grl_migrate.idioms')))")
+            "or m.startswith('tf_grl_migrate.migrator.idioms')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
 

@@ -173,7 +173,7 @@ def test_a_star_imported_module_keeps_every_name_it_hands_on(tmp_path):
 
 
 def test_names_a_literal_all_leaves_out_are_not_handed_on():
-    from tf_grl_migrate.codemod import migrate_code
+    from tf_grl_migrate.migrator.codemod import migrate_code
 
     source = "__all__ = ['flip']\n" + (STAR / "GR.py").read_text()
     migrated = migrate_code(source).code

@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from tf_grl_migrate.analysis import _Collector
+from tf_grl_migrate.migrator.analysis import _Collector
 
 CASES = pathlib.Path(__file__).parent / "cases"
 SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py")])[::4]
@@ -112,7 +112,7 @@ def test_positions_are_libcsts_own(source):
     """nodes.Positions gives every node the start libcst's PositionProvider records for it."""
     from libcst.metadata import PositionProvider
 
-    from tf_grl_migrate.traversal import Positions
+    from tf_grl_migrate.migrator.traversal import Positions
 
     module = cst.parse_module(source)
     collector = _Collector()
@@ -154,7 +154,7 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
     order is learnt per node type (from the public ``children``), and again when a field seen
     without a child turns up with one (an f-string's format spec, a parenthesis), whichever kind
     of node comes first. The planner's walk reads a comprehension's element after its ``for``."""
-    from tf_grl_migrate import traversal
+    from tf_grl_migrate.migrator import traversal
 
     class Quick(traversal.QuickVisitor):
         def __init__(self):
@@ -225,7 +225,7 @@ def test_libcst_is_left_as_it_is():
 
 @pytest.mark.parametrize("arity", range(1, 9))
 def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
-    from tf_grl_migrate.nodes import input_names
+    from tf_grl_migrate.migrator.nodes import input_names
 
     names = input_names(arity)
     assert len(names) == len(set(names)) == arity and all(n.isidentifier() for n in names)
@@ -233,7 +233,7 @@ def test_generated_functions_take_one_distinct_parameter_per_op_input(arity):
 
 def test_a_field_hook_set_on_a_visitor_class_later_is_called():
     """Hooks found once per class are found again when a hook is set on the class afterwards."""
-    from tf_grl_migrate.traversal import QuickVisitor
+    from tf_grl_migrate.migrator.traversal import QuickVisitor
 
     class Fields(QuickVisitor):
         pass

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tf_grl_migrate import migrate_paths
-from tf_grl_migrate.files import FileChangedError, process_file, write_atomic
+from tf_grl_migrate.migrator.files import FileChangedError, process_file, write_atomic
 
 DANN = pathlib.Path(__file__).parent / "cases" / "rewrite" / "dann_builder_class"
 BEFORE = (DANN / "before.py").read_text()
@@ -163,7 +163,8 @@ def test_a_python_3_syntax_error_gets_no_python_2_hint(tmp_path):
 def test_the_api_returns_a_report_when_the_screen_breaks(tmp_path, monkeypatch):
     """migrate_source / migrate_paths never raise for a file: a bug in the cheap screen (before
     libcst) is a GRL903 of that file, as one in the analysis is."""
-    from tf_grl_migrate import migrate_source, precheck
+    from tf_grl_migrate import migrate_source
+    from tf_grl_migrate.migrator import precheck
 
     def broken(text, *args):
         raise ValueError("screen bug")

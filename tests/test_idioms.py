@@ -1,13 +1,13 @@
-"""Every idiom's examples, generated from the idiom modules (tf_grl_migrate/idioms), and the code
+"""Every idiom's examples, generated from the idiom modules (tf_grl_migrate/migrator/idioms), and the code
 table's ownership: each 1xx/2xx code belongs to one idiom, which holds an example of it."""
 
 import pathlib
 
 import pytest
 
-from tf_grl_migrate.codemod import migrate_code
+from tf_grl_migrate.migrator.codemod import migrate_code
 from tf_grl_migrate.codes import CODES
-from tf_grl_migrate.idioms import all_idioms
+from tf_grl_migrate.migrator.idioms import all_idioms
 
 IDIOMS = all_idioms()
 EXAMPLES = [(idiom.name, code, text) for idiom in IDIOMS for code, text in idiom.examples.items()]
@@ -57,7 +57,7 @@ def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
     import ast
     import pathlib
 
-    from tf_grl_migrate import idioms
+    from tf_grl_migrate.migrator import idioms
 
     finders = {"gather_rules": "gather", "site_rules": "check_site", "settle_rules": "settle",
                "finish_rules": "finish", "call_rules": "convert_call", "registration_rules": "convert_registration",

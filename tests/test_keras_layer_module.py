@@ -94,7 +94,7 @@ def test_a_tensorflow_keras_layer_module_joins_tf_keras_models_under_the_legacy_
     """``from tensorflow.keras.engine import Layer`` becomes ``tensorflow.keras.layers``: with
     TF_USE_LEGACY_KERAS=1 that is tf_keras, and the migrated layer joins tf.keras models."""
     pytest.importorskip("tf_keras")
-    from tf_grl_migrate.codemod import migrate_code
+    from tf_grl_migrate.migrator.codemod import migrate_code
 
     source = (CASE / "before.py").read_text().replace("from keras.engine import Layer",
                                                       "from tensorflow.keras.engine import Layer")

@@ -171,7 +171,7 @@ def test_cells_with_magics_are_migrated_and_keep_their_magics_byte_for_byte(tmp_
     assert "cell 5:2:5: GRL101 the override block calls an IPython magic" in result.output
     nbformat.validate(nbformat.read(str(path), as_version=4))
     ns = {}
-    from tf_grl_migrate import notebooks
+    from tf_grl_migrate.migrator import notebooks
 
     for source in sources[:3]:  # run the migrated cells with each magic replaced by `pass`
         masked, _ = notebooks.mask(source)
@@ -185,7 +185,7 @@ def test_cells_with_magics_are_migrated_and_keep_their_magics_byte_for_byte(tmp_
 
 
 def test_masking_round_trips_and_refuses_what_it_cannot_mask():
-    from tf_grl_migrate import notebooks
+    from tf_grl_migrate.migrator import notebooks
 
     source = "%%timeit -n1\nx = 1  # why?\n%load_ext autoreload\n  !echo hi\nout = %sx ls\n?len\n"
     masked, saved = notebooks.mask(source)

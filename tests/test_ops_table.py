@@ -11,7 +11,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tf_grl_migrate import ops  # noqa: E402
+from tf_grl_migrate.knowledge import ops  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # the op types the first releases knew by hand, every callable of each, and a spread of the rest
@@ -78,7 +78,7 @@ def test_canonical_names():
 
 def test_the_table_is_not_read_for_help_or_files_without_candidates(tmp_path):
     (tmp_path / "plain.py").write_text("x = 1\n")
-    code = ("import sys; from tf_grl_migrate import cli, ops; sys.argv = ['tf-grl-migrate', sys.argv[1]]\n"
+    code = ("import sys; from tf_grl_migrate import cli; from tf_grl_migrate.knowledge import ops; sys.argv = ['tf-grl-migrate', sys.argv[1]]\n"
             "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
             "assert ops._document.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
@@ -95,7 +95,7 @@ def test_operators_are_keyed_as_the_migrator_spells_them():
     augmented assignment), finds its entry; those a block may wrap are among them."""
     import libcst as cst
 
-    from tf_grl_migrate.nodes import operator_spelling
+    from tf_grl_migrate.migrator.nodes import operator_spelling
 
     operators = ops._document()["operators"]
     assert set(ops.WRAPPABLE_OPERATORS) <= set(operators.values())

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import harness
-from tf_grl_migrate.codemod import migrate_code
+from tf_grl_migrate.migrator.codemod import migrate_code
 
 SCALES = ["l", "alpha", "hp_lambda", "learning_rate", "scale"]
 NAMES = {

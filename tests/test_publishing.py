@@ -65,8 +65,8 @@ def test_wheel_contents_and_metadata(built):
         meta = email.message_from_bytes(zf.read(f"tf_grl_migrate-{version}.dist-info/METADATA"))
         entry_points = zf.read(f"tf_grl_migrate-{version}.dist-info/entry_points.txt").decode()
     assert {"tf_grl_migrate/py.typed", "tf_grl_migrate/report.schema.json", "tf_grl_migrate/api.py",
-            "tf_grl_migrate/_tf_op_table.json", "tf_grl_migrate/_tf_api_names.txt",
-            "tf_grl_migrate/_tf_renames.py", "tf_grl_migrate/libcst_command.py"} <= names
+            "tf_grl_migrate/knowledge/_tf_op_table.json", "tf_grl_migrate/knowledge/_tf_api_names.txt",
+            "tf_grl_migrate/knowledge/_tf_renames.py", "tf_grl_migrate/libcst_command.py"} <= names
     assert any(n.startswith(f"tf_grl_migrate-{version}.dist-info/") and n.endswith("LICENSE") for n in names)
     assert not any(n.startswith(("tests/", "fixtures/", "tools/")) for n in names)
     assert meta["Version"] == version and "Apache-2.0" in (meta["License"], meta["License-Expression"])
@@ -141,7 +141,7 @@ def test_package_import_loads_neither_tensorflow_nor_libcst():
 
 @pytest.mark.parametrize("case", harness.case_dirs("rewrite")[:8], ids=lambda p: p.name)
 def test_api_migrate_source_is_the_engines_answer(case):
-    from tf_grl_migrate.codemod import migrate_code
+    from tf_grl_migrate.migrator.codemod import migrate_code
 
     source = (case / "before.py").read_text()
     for use_runtime in (False, True):

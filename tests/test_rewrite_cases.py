@@ -4,7 +4,7 @@ import pathlib
 
 import pytest
 
-from tf_grl_migrate.codemod import migrate_code
+from tf_grl_migrate.migrator.codemod import migrate_code
 
 CASES = pathlib.Path(__file__).parent / "cases"
 REWRITES = sorted(p for p in (CASES / "rewrite").iterdir() if p.is_dir())
@@ -89,7 +89,7 @@ def test_use_runtime_moves_model_wide_blocks_onto_the_runtime_map_or_refuses_ali
 @pytest.mark.parametrize("path", [*(c / "before.py" for c in REFUSALS), *NOOPS], ids=lambda p: p.parent.name + "/" + p.name)
 def test_cheap_screen_agrees_with_the_full_analysis(path):
     """The ast screen that spares libcst only answers where the full analysis gives the same result."""
-    from tf_grl_migrate.codemod import _transform
+    from tf_grl_migrate.migrator.codemod import _transform
 
     source = _read(path)
     assert _transform(source) == _transform(source, screen=False)
@@ -111,13 +111,13 @@ SCREEN_SHAPES = {
 
 @pytest.mark.parametrize("source", SCREEN_SHAPES.values(), ids=SCREEN_SHAPES.keys())
 def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source):
-    from tf_grl_migrate.codemod import _transform
+    from tf_grl_migrate.migrator.codemod import _transform
 
     assert _transform(source) == _transform(source, screen=False)
 
 
 def test_bytecode_screen_answers_only_for_mentions_outside_code():
-    from tf_grl_migrate import precheck
+    from tf_grl_migrate.migrator import precheck
 
     # an interpreter that drops dead code's names (CPython 3.9) never answers: the screen then
     # leaves every candidate to the analysis, which is the safe side

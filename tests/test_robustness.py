@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from tf_grl_migrate.cli import main
-from tf_grl_migrate.codemod import migrate_code
-from tf_grl_migrate.precheck import MARKER
+from tf_grl_migrate.migrator.codemod import migrate_code
+from tf_grl_migrate.migrator.precheck import MARKER
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")

@@ -411,7 +411,7 @@ def test_reexported_builder_instance_keeps_num_calls(tmp_path):
     """--use-runtime turns the DANN builder module into the shim's builder plus an instance."""
     import harness
 
-    from tf_grl_migrate.codemod import migrate_code
+    from tf_grl_migrate.migrator.codemod import migrate_code
 
     before = (harness.CASES / "rewrite" / "dann_builder_class" / "before.py").read_text()
     path = tmp_path / "flip_gradient_reexport.py"

@@ -6,9 +6,9 @@ import libcst as cst
 import pytest
 
 from harness import cli
-from tf_grl_migrate import rewrite, safety
-from tf_grl_migrate.codemod import SafetyError, migrate_code
-from tf_grl_migrate.idioms import override_block
+from tf_grl_migrate.migrator import rewrite, safety
+from tf_grl_migrate.migrator.codemod import SafetyError, migrate_code
+from tf_grl_migrate.migrator.idioms import override_block
 
 CONTEXT_MANAGER = '''import contextlib
 

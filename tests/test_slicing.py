@@ -1,4 +1,4 @@
-"""A long module is analysed as its slice (tf_grl_migrate.slicing): the functions and classes
+"""A long module is analysed as its slice (tf_grl_migrate.migrator.slicing): the functions and classes
 that cannot bear on an override are set aside and put back. The slice must be invisible: every
 case, padded with functions between its statements (plain ones, and ones that use, rebind or
 repeat the case's own names and strings), migrates to the same bytes with the same diagnostics
@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from tf_grl_migrate import codemod, slicing
+from tf_grl_migrate.migrator import codemod, slicing
 
 CASES = pathlib.Path(__file__).parent / "cases"
 SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py"),

@@ -1,4 +1,4 @@
-"""The generated table of aliases TensorFlow 1.0 removed (tf_grl_migrate/_tf_renames.py)."""
+"""The generated table of aliases TensorFlow 1.0 removed (tf_grl_migrate/knowledge/_tf_renames.py)."""
 
 import json
 import pathlib
@@ -10,7 +10,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tf_grl_migrate import _tf_renames, ops  # noqa: E402
+from tf_grl_migrate.knowledge import _tf_renames, ops  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def test_the_renamed_arithmetic_is_recognised_as_a_reversal():
 
 
 def test_keyword_changes_come_from_tf_upgrade_v2s_tables():
-    from tf_grl_migrate import _tf_renames, ops
+    from tf_grl_migrate.knowledge import _tf_renames, ops
 
     assert _tf_renames.KEYWORDS["reduce_mean"] == {"keep_dims": "keepdims", "reduction_indices": "axis"}
     assert ops.keyword_changes({"tensorflow.reduce_mean"}, 1, ["keep_dims"]) == ({"keep_dims": "keepdims"}, None)

@@ -5,7 +5,7 @@ never imports TensorFlow; ``import tf_grl_migrate`` imports neither TensorFlow n
 runtime names below
 (``flip_gradient``, ``FlipGradientBuilder``, ``GradientReversal``, ``DANNLambdaScheduler``,
 ``override_gradients``, ``gradient_override_map``, ``py_func``, ``guard``)
-load :mod:`tf_grl_migrate.runtime` (or :mod:`tf_grl_migrate.override_map`), and TensorFlow with
+load :mod:`tf_grl_migrate.runtime` (or :mod:`tf_grl_migrate.runtime.override_map`), and TensorFlow with
 it, on first use.
 """
 
@@ -30,8 +30,6 @@ def __getattr__(name):
     if name in _RUNTIME_NAMES or name in _API_NAMES:
         if name in _API_NAMES:
             from . import api as module
-        elif name in ("gradient_override_map", "py_func"):
-            from . import override_map as module
         else:
             from . import runtime as module
 

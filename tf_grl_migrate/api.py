@@ -43,7 +43,7 @@ def migrate_source(source: str, *, use_runtime: bool = False, path: str = "<stri
     ``use_runtime``: exact gradient reversals call ``tf_grl_migrate.flip_gradient`` and a module
     that only holds the DANN builder re-exports the shim's, instead of inline
     ``@tf.custom_gradient`` code. ``path`` only names the text in messages."""
-    from .files import migrate_text
+    from .migrator.files import migrate_text
 
     if not isinstance(source, str):
         raise TypeError(f"migrate_source takes the source as str, got {type(source).__name__} (decode bytes first)")
@@ -81,7 +81,7 @@ def migrate_paths(
     report's ``verification`` lists the sites' outcomes, also as GRL301-303 diagnostics, and with
     ``write`` a file with a site that differs is not written. ``verify_timeout``: seconds per site
     and side (default ``verifier.DEFAULT_TIMEOUT``)."""
-    from .files import discover
+    from .migrator.files import discover
 
     paths = [os.fspath(p) for p in paths]
     missing = [FileReport(p, diagnostics=[Diagnostic(1, 1, "GRL901", "cannot read: no such file or directory")])
@@ -89,7 +89,7 @@ def migrate_paths(
     files = discover([p for p in paths if os.path.exists(p)], exclude, extend_exclude)
     store = None
     if cache:
-        from .cache import Cache
+        from .migrator.cache import Cache
 
         store = Cache()
     done = [0]
@@ -112,7 +112,7 @@ def migrate_paths(
 
 
 def _process(args):
-    from .files import process_file
+    from .migrator.files import process_file
 
     *args, links, keep_text = args
     return process_file(*args, links=links, keep_text=keep_text)
@@ -125,8 +125,8 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     (facts.Run) and settle those together, replacing their reports. With ``write`` nothing is
     handed out before the links are known (a linked file must not be written alone). Results in
     path order."""
-    from .facts import STAR_IMPORT, Links, star_imported
-    from .files import CANDIDATE, NotCached, process_file, read
+    from .migrator.facts import STAR_IMPORT, Links, star_imported
+    from .migrator.files import CANDIDATE, NotCached, process_file, read
 
     STARRED = Links(star_imported=True)
     starred: set = set()
@@ -206,15 +206,15 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     those are blocked and the round runs again, until nothing new is blocked. Only then are the
     files written. Empty for a run without such links (each module's facts come from the result
     cache when its bytes were seen before)."""
-    from .precheck import may_link
+    from .migrator.precheck import may_link
 
     py = [i for i in candidates if paths[i].endswith(".py") and may_link(candidates[i])] if len(paths) > 1 else []
     if not py:
         return {}
     import dataclasses
 
-    from . import facts
-    from .files import decode, process_file, read
+    from .migrator import facts
+    from .migrator.files import decode, process_file, read
 
     def facts_of(path, raw):
         key = cache.key(raw, False, "facts") if cache is not None else None

@@ -13,7 +13,7 @@ import threading
 import click
 
 from . import __version__, api, report
-from .files import decode, migrate_text
+from .migrator.files import decode, migrate_text
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
 PROGRESS_AFTER_S = 2.0  # ... or for any run still going after this long (one long module)

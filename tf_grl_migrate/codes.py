@@ -1,5 +1,5 @@
 """The one table of diagnostic codes: code -> title. Each 1xx/2xx code is owned by one idiom
-(tf_grl_migrate/idioms), which holds an example of it. Messages are written where a check gives
+(tf_grl_migrate/migrator/idioms), which holds an example of it. Messages are written where a check gives
 them: in the idiom that owns them (its checks and rules; GRL102 of a map target in targets.py,
 GRL102 of a link between modules in facts.py). 9xx belong to the file
 layer (files.py, notebooks.py, api.py), as does GRL112. tests/test_idioms.py checks the owners and

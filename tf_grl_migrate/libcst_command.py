@@ -125,7 +125,7 @@ def _remove(*paths) -> None:
 
 def _migrate_tree(root: str, use_runtime: bool) -> dict:
     from .api import _run_all
-    from .files import decode, discover, read
+    from .migrator.files import decode, discover, read
 
     files = discover([root])
     reports = _run_all(files, False, False, use_runtime, 1, lambda: None, None, [root], keep_text=True)

@@ -1,5 +1,5 @@
-"""Generate tf_grl_migrate/_tf_op_table.json (what TensorFlow's callables create, found by tracing)
-and tf_grl_migrate/_tf_api_names.txt (the names TF2 has).
+"""Generate tf_grl_migrate/knowledge/_tf_op_table.json (what TensorFlow's callables create, found by tracing)
+and tf_grl_migrate/knowledge/_tf_api_names.txt (the names TF2 has).
 
 For every public callable of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, ``tf.random``, their ``tf.compat.v1``
 twins, and the ``*_ops`` / ``gen_*_ops`` modules legacy code imports, the callable is called in a
@@ -46,9 +46,9 @@ import sys
 import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-TABLE = ROOT / "tf_grl_migrate" / "_tf_op_table.json"
-NAMES = ROOT / "tf_grl_migrate" / "_tf_api_names.txt"
-KERAS_NAMES = ROOT / "tf_grl_migrate" / "_keras_names.txt"
+TABLE = ROOT / "tf_grl_migrate" / "knowledge" / "_tf_op_table.json"
+NAMES = ROOT / "tf_grl_migrate" / "knowledge" / "_tf_api_names.txt"
+KERAS_NAMES = ROOT / "tf_grl_migrate" / "knowledge" / "_keras_names.txt"
 KERAS_MODULES = ("layers", "models", "backend")  # where a Keras 2 layer module's names live in Keras 3
 OPS_MODULES = ("array_ops", "math_ops", "nn_ops", "nn_impl", "clip_ops", "gen_array_ops", "gen_math_ops", "gen_nn_ops")
 

@@ -1,4 +1,4 @@
-"""Generate tf_grl_migrate/_tf_renames.py: TensorFlow's own names for the aliases it removed.
+"""Generate tf_grl_migrate/knowledge/_tf_renames.py: TensorFlow's own names for the aliases it removed.
 
 Gradient functions that the migrator moves into @tf.custom_gradient code are kept verbatim, and
 old DANN copies still call ``tf.neg`` / ``tf.mul`` / ``tf.sub`` (removed in TensorFlow 1.0): the
@@ -35,7 +35,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tools" / "tf_1_0_symbol_renames.json"
-MODULE = ROOT / "tf_grl_migrate" / "_tf_renames.py"
+MODULE = ROOT / "tf_grl_migrate" / "knowledge" / "_tf_renames.py"
 
 
 _MISSING = object()

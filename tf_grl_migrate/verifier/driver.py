@@ -21,7 +21,7 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from .. import precheck
+from ..migrator import precheck
 from . import probes, verdict
 from .pool import Worker, isolation_line
 from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
@@ -343,7 +343,7 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
     """Verify every changed file of a run (``report.new_text`` holds its migrated text): fill
     ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none of
     whose sites differs (never one that changed on disk since it was read)."""
-    from ..files import read
+    from ..migrator.files import read
 
     work = []
     for report in reports:
@@ -371,11 +371,11 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
 def _original(path, raw):
     """The text verification runs (a notebook's glued code cells) and how a diagnostic of it is
     placed (a notebook's names its cell)."""
-    from ..files import decode
+    from ..migrator.files import decode
 
     if not path.endswith(".ipynb"):
         return decode(raw).text, lambda d: d
-    from .. import notebooks
+    from ..migrator import notebooks
 
     glued, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
 
@@ -387,7 +387,7 @@ def _original(path, raw):
 
 
 def _write_verified(report, raw, use_runtime) -> None:
-    from ..files import FileChangedError, decode, process_file, write_atomic
+    from ..migrator.files import FileChangedError, decode, process_file, write_atomic
     from ..report import Diagnostic
 
     if report.path.endswith(".ipynb"):  # the notebook layer writes the cells back (the same result again)
@@ -478,7 +478,7 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
     module-level name of the original that reaches the site and that the port defines too
     (``pairs``: (original's name, port's name) to pair by hand, ``--verify-call``). One
     FileReport per original file that holds a site; nothing is written."""
-    from ..files import discover, read
+    from ..migrator.files import discover, read
     from ..report import Diagnostic, FileReport
 
     pairs_ = tuple(pairs)

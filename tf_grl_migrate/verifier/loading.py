@@ -133,7 +133,7 @@ def project_modules(roots) -> frozenset:
 # The slice of a module that runs
 
 def _binds(stmt) -> set:
-    from ..slicing import _module_binds
+    from ..migrator.slicing import _module_binds
 
     return _module_binds(stmt)
 

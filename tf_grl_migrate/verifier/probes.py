@@ -22,8 +22,8 @@ import difflib
 import functools
 from typing import NamedTuple
 
-from ..precheck import MARKER, is_runtime_map
-from ..slicing import _module_binds as _binds
+from ..migrator.precheck import MARKER, is_runtime_map
+from ..migrator.slicing import _module_binds as _binds
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site

@@ -228,7 +228,7 @@ def registers(node) -> bool:
 
 def op_callables() -> frozenset:
     """The TensorFlow callables the generated op table traced: they make ops, nothing else."""
-    from .. import ops
+    from ..knowledge import ops
 
     return frozenset(ops.table())
 

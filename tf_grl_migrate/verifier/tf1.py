@@ -35,7 +35,7 @@ def provide_pre_1_0_names(tf1, real_tf):
     """Pre-1.0 files (``tf.neg``) run as they did: each name TensorFlow 1.0 removed is the object
     TF's own upgrade script renamed it to (the generated table the migrator uses); the hidden ops'
     wrappers have their underscored TF1 names (``gen_nn_ops._relu_grad``) too."""
-    from .. import _tf_renames, ops
+    from ..knowledge import _tf_renames, ops
 
     for module_name in ops.HIDDEN_OP_MODULES:  # gen_nn_ops._relu_grad, as TensorFlow up to 1.4 named it
         module = importlib.import_module(module_name)

@@ -15,7 +15,7 @@ import libcst as cst
 from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import _code
-from .report import Diagnostic
+from ..report import Diagnostic
 from .rewrite import Rewriter, _Builder, _keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
@@ -30,7 +30,7 @@ class Result:
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
                part: slicing.Slice | None = None, source: str | None = None, tree=None) -> Result:
-    """One pass. A long module is analysed as its slice (tf_grl_migrate.slicing) and put back
+    """One pass. A long module is analysed as its slice (tf_grl_migrate.migrator.slicing) and put back
     together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text;
     ``tree``: ``code``'s ``ast`` where the caller has it (the screen's)."""
     exporting = links is not None and bool(links.exports)

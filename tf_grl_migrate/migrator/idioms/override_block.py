@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .. import ops, precheck, targets
+from ...knowledge import ops
+from .. import precheck, targets
 from ..scopes import ClassScope
 from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
-from ..report import Diagnostic
+from ...report import Diagnostic
 from ..sites import Registration, Site, _regs
 from ..traversal import QuickVisitor
 from . import registered_gradient, runtime_hint, straight_through
@@ -100,7 +101,7 @@ PRIVATE_MAP = (
 
 def unknown_op(op_name: str, hint: bool = True) -> str:
     """GRL104; ``hint``: say that ``--use-runtime`` migrates the block (not said under it)."""
-    from .. import ops
+    from ...knowledge import ops
 
     runtime = (f", or migrate with `--use-runtime`, which keeps the registrations and enters "
                f"tf_grl_migrate.gradient_override_map (TF1's meaning for '{op_name}' ops too)"

@@ -32,7 +32,7 @@ import threading
 
 import tensorflow as tf
 
-from .ops import PY_FUNC_TYPES  # op types created only in graphs
+from ..knowledge.ops import PY_FUNC_TYPES  # op types created only in graphs
 
 _STATE = threading.local()  # .stack: [_Block], innermost last; .busy
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..nodes import _attributes, _code
-from ..report import Diagnostic
+from ...report import Diagnostic
 from .base import Idiom, source
 from .registered_gradient import tf2_name
 

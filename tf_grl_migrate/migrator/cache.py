@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .report import Diagnostic
+from ..report import Diagnostic
 
 FORMAT = 1
 
@@ -40,10 +40,10 @@ def _blake2b(data: bytes = b""):
 
 def fingerprint() -> str:
     digest = _blake2b(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tf_grl_migrate/
     # every module and data file of the package, not a hand-kept list: a new module that decides
     # results (the safety net) or a regenerated table (the op table) can never give stale hits
-    # (its subpackages too: tf_grl_migrate/idioms/)
+    # (its subpackages too: migrator/idioms/, knowledge/)
     for name in _package_files(here):
         with open(os.path.join(here, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read())

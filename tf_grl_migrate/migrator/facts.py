@@ -226,7 +226,7 @@ class Run:
 
     @staticmethod
     def tensorflows_own(value: str) -> bool:
-        from . import ops
+        from ..knowledge import ops
 
         return value in ops.BUILTIN_GRADIENTS or value in ops.op_type_names()
 
@@ -316,7 +316,7 @@ class Run:
         its registrations used elsewhere (exports). ``blocked``: (path, function) -> (the module
         that cannot keep its end, why), found by a previous round: both ends then stay as they are,
         and every other module on the link hears why (the blocking module says its own reason)."""
-        from . import ops
+        from ..knowledge import ops
 
         blocked = blocked or {}
         externals: dict[str, dict] = {}

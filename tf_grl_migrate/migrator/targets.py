@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import ops
+from ..knowledge import ops
 from .nodes import _code
 from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch

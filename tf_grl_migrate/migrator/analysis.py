@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import facts, idioms, ops, precheck
+from . import facts, idioms, precheck
+from ..knowledge import ops
 from .bindings import COMPREHENSION_LATE, Bindings
 from .nodes import _code, _is_map_call, _is_runtime_map, star_exports
-from .report import Diagnostic
+from ..report import Diagnostic
 from .scopes import Assignment, ImportAssignment
 from .sites import Registration, Site, _regs
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .. import ops
+from ...knowledge import ops
 from ..nodes import _attributes, _code, parsed_expression, with_keywords
 from ..sites import Dispatch, Registration, _is_string_literal
 from ..targets import match_target

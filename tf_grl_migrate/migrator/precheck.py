@@ -107,7 +107,7 @@ _DOTTED = re.compile(rb"\s*([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\s*$")
 def may_link(raw: bytes) -> bool:
     """Whether a module's override maps may name a gradient another module registers, decided on
     the bytes (no parse, no op table unless a literal is registered nowhere here), so that a run
-    over a tree reads facts (tf_grl_migrate.facts) only where a link is possible: a map literal
+    over a tree reads facts (tf_grl_migrate.migrator.facts) only where a link is possible: a map literal
     whose target is a literal this module does not register and TensorFlow may not provide, a
     name the module imports or binds at module level to a literal, or ``m.NAME`` of an import."""
     for body in _MAP_LITERAL.findall(raw):
@@ -130,6 +130,6 @@ def may_link(raw: bytes) -> bool:
 
 
 def _tensorflows_own(value: str) -> bool:
-    from . import ops
+    from ..knowledge import ops
 
     return value in ops.BUILTIN_GRADIENTS or value in ops.op_type_names()

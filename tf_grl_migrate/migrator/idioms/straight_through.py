@@ -8,7 +8,7 @@ import textwrap
 
 import libcst as cst
 
-from .. import ops
+from ...knowledge import ops
 from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
 from .base import Idiom, source
 

@@ -1,5 +1,5 @@
 """Build and apply the edit plan for the sites the analysis accepted: each idiom's emit
-(tf_grl_migrate.idioms) fills the plan, then the libcst transformer applies it, with the
+(tf_grl_migrate.migrator.idioms) fills the plan, then the libcst transformer applies it, with the
 dead-code and import edits (libcst only here and in the idioms)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import facts, idioms, ops
+from . import facts, idioms
+from ..knowledge import ops
 from .analysis import Planner
-from .nodes import (_bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names,
-    _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal)
+from .nodes import _bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names, _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal
 from .safety import SafetyError
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, _regs

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import facts, ops
+from . import facts
+from ..knowledge import ops
 
 
 @dataclass(eq=False)

@@ -20,7 +20,7 @@ import json
 import re
 
 from .precheck import may_hold_override
-from .report import Diagnostic
+from ..report import Diagnostic
 
 BOUNDARY = "__tf_grl_migrate_cell_boundary__"
 _BOUNDARY_LINE = re.compile(rf"^{BOUNDARY}\((\d+)\)\n", re.MULTILINE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .. import ops
+from ...knowledge import ops
 from ..nodes import _enclosing_scopes, _is_docstring, _load_names, _mentions, parsed_expression
 from . import registered_gradient
 from .base import Idiom

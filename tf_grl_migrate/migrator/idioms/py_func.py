@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .. import ops
+from ...knowledge import ops
 from ..nodes import parsed_expression, with_keywords
 from ..sites import Site, _is_string_literal
 from . import override_block

@@ -15,8 +15,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from .scopes import (Access, AnnotationScope, ClassScope, ComprehensionScope, FunctionScope, GlobalScope,
-                     ImportAssignment, Scope)
+from .scopes import Access, AnnotationScope, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, ImportAssignment, Scope
 from .traversal import NodeMap
 
 # the nodes whose end counts as a binding in their scope: a read after them sees it

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .. import ops
+from ...knowledge import ops
 from ..nodes import _code, _is_docstring, _is_import_line, parsed_expression, parsed_statement
-from ..report import Diagnostic
+from ...report import Diagnostic
 from ..traversal import QuickVisitor
 from .base import Idiom, source
 

@@ -9,7 +9,7 @@ import stat
 from typing import NamedTuple
 
 from . import precheck
-from .report import Diagnostic, FileReport
+from ..report import Diagnostic, FileReport
 
 CANDIDATE = precheck.MARKER.encode()  # a file without these bytes cannot hold an override
 SUFFIXES = (".py", ".ipynb")
@@ -91,7 +91,7 @@ class NotCached(Exception):
 def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
                  compute: bool = True) -> tuple[str, FileReport]:
     """Migrate one module's text; never raises (but :class:`NotCached` when asked not to compute):
-    failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.cache.Cache`, a text seen
+    failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.migrator.cache.Cache`, a text seen
     before is answered from it."""
     key, hit = _look_up(cache, text.encode("utf-8", "surrogatepass"), use_runtime, "text")
     if hit is not None:

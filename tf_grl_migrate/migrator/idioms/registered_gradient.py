@@ -10,10 +10,10 @@ import textwrap
 
 import libcst as cst
 
-from .. import facts, ops
-from ..nodes import (_attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names,
-    parsed_expression, parsed_statement)
-from ..report import Diagnostic
+from .. import facts
+from ...knowledge import ops
+from ..nodes import _attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names, parsed_expression, parsed_statement
+from ...report import Diagnostic
 from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
