@@ -25,7 +25,7 @@ class Result:
     code: str
     diagnostics: list[Diagnostic]
     # with links to other modules (facts.Links): what became of them, for the run to check both ends
-    blocked: dict = field(default_factory=dict)  # (path, function) -> why that link is not migrated here
+    blocked: dict = field(default_factory=dict)  # (path, function) -> the Refusal why that link is not migrated here
 
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
@@ -85,13 +85,13 @@ def _blocked_links(planner: Planner) -> dict:
     blocked = {}
     for reg in planner.registrations:
         if reg.export is not None and reg.refusal is not None and not reg.export.refusal:
-            blocked[(None, reg.fdef.name.value)] = reg.refusal[1]
+            blocked[(None, reg.fdef.name.value)] = reg.refusal
     for site in planner.sites:
         if site.refusal:  # conservative: any link the refused map mentions (it may stop before reading it)
             mentioned = _code(site.item)
             for target in planner.externals.values():
                 if target.spelling in mentioned and not target.refusal:
-                    blocked[(target.registered_in, target.function)] = site.refusal[1]
+                    blocked[(target.registered_in, target.function)] = site.refusal
     return blocked
 
 

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from .precheck import MARKER
+from .verdicts import Refusal
 
 REGISTER = "RegisterGradient"
 HOPS = 3  # import chains followed for a constant (names.py -> grads.py -> model.py)
@@ -65,7 +66,7 @@ class External:
     import_from: tuple | None  # (module spelling, level) of the `from` import to add ``fn`` to, or None
     function: str
     registered_in: str  # path, for messages
-    refusal: tuple | None = None  # (code, message): why the link cannot be migrated (said at the use)
+    refusal: Refusal | None = None  # why the link cannot be migrated (said at the use)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Export:
     value: str
     arity: int
     used_in: tuple  # paths
-    refusal: str | None = None  # a use elsewhere could not be migrated: keep the registration
+    refusal: Refusal | None = None  # a use elsewhere could not be migrated: keep the registration (why)
 
 
 @dataclass(frozen=True)
@@ -342,8 +343,9 @@ class Run:
                 access, import_from, refusal = self._access(path, reg_path, function)
                 origin, why = blocked.get((reg_path, function), (None, None))
                 if refusal is None and why is not None and origin != path:
-                    refusal = ("GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                         f"is kept as it is: {why} (in {os.path.basename(origin)})")
+                    refusal = Refusal("GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
+                                                f"is kept as it is: {why.text()} (in {os.path.basename(origin)})",
+                                      says_runtime=why.says_runtime)
                 externals.setdefault(path, {})[spelling] = External(
                     spelling, value, access, import_from, function, reg_path, refusal)
                 entry = exports.setdefault((reg_path, function), {"value": value, "arity": set(), "used_in": set(),
@@ -351,13 +353,14 @@ class Run:
                 entry["arity"].add(op.arity)
                 entry["used_in"].add(path)
                 if refusal and not entry["refusal"]:
-                    entry["refusal"] = f"its use in {os.path.basename(path)} is not migrated ({refusal[1]})"
+                    entry["refusal"] = Refusal("GRL110", f"its use in {os.path.basename(path)} is not migrated "
+                                                         f"({refusal.text()})", says_runtime=refusal.says_runtime)
                     entry["origin"] = path
         out: dict[str, Links] = {}
         for (reg_path, function), entry in sorted(exports.items()):
             refusal = entry["refusal"]
             if len(entry["arity"]) != 1 and not refusal:
-                refusal = "it is used for op types with different numbers of inputs"
+                refusal = Refusal("GRL106", "it is used for op types with different numbers of inputs")
             export = Export(function, entry["value"], min(entry["arity"]), tuple(sorted(entry["used_in"])), refusal)
             links = out.get(reg_path, Links())
             out[reg_path] = Links(links.externals, (*links.exports, export))
@@ -365,9 +368,9 @@ class Run:
                 for user in entry["used_in"] - {entry["origin"]}:
                     for spelling, ext in list(externals.get(user, {}).items()):
                         if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
-                            externals[user][spelling] = dataclasses.replace(ext, refusal=(
+                            externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal(
                                 "GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                          f"is kept as it is: {refusal}"))
+                                          f"is kept as it is: {refusal.text()}", says_runtime=refusal.says_runtime))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())
             out[path] = Links(tuple(by_spelling[s] for s in sorted(by_spelling)), links.exports)
@@ -388,10 +391,10 @@ class Run:
             if self.module_path(user, module, level) == reg_path:
                 if function in facts.constants or function in facts.from_names or any(
                         function == f for f in facts.registrations) or function in facts.modules:
-                    return "", None, ("GRL102", f"the gradient is registered in {os.path.basename(reg_path)} as "
+                    return "", None, Refusal("GRL102", f"the gradient is registered in {os.path.basename(reg_path)} as "
                                                 f"`{function}`, which is already a name in this module; import it "
                                                 "under another name and migrate again")
                 return function, (module, level), None
-        return "", None, ("GRL102", f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
+        return "", None, Refusal("GRL102", f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
                                     "does not import (TF1 only needed it imported somewhere); import it here and "
                                     "migrate again")

@@ -10,6 +10,7 @@ import libcst as cst
 
 from . import facts
 from ..knowledge import ops
+from .verdicts import Refusal
 
 
 @dataclass(eq=False)
@@ -21,7 +22,7 @@ class Registration:
     stmt: cst.SimpleStatementLine | None = None  # call/factory form statement
     factory_call: cst.Call | None = None
     name_expr: cst.BaseExpression | None = None
-    refusal: tuple[str, str] | None = None  # (code, message) when it cannot be converted
+    refusal: Refusal | None = None  # when it cannot be converted
     op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
     uses_output: bool = False
     body_names: set = field(default_factory=set)
@@ -31,7 +32,7 @@ class Registration:
     renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
     keywords: dict = field(default_factory=dict)  # Arg in the body -> its TF2 keyword (`keep_dims` -> `keepdims`)
     tf2_checked: bool = False  # renames and keywords found (registered_gradient.tf2_spelling)
-    tf2_refusal: tuple[str, str] | None = None  # GRL114 where a name or keyword has no TF2 form
+    tf2_refusal: Refusal | None = None  # GRL114 where a name or keyword has no TF2 form
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
     owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
@@ -70,5 +71,5 @@ class Site:
     item: cst.WithItem
     entries: list = field(default_factory=list)  # (OpType, Registration | ops.BuiltinGradient)
     calls: list = field(default_factory=list)  # (Call, OpType)
-    refusal: tuple[str, str] | None = None
+    refusal: Refusal | None = None
     phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing

@@ -7,23 +7,33 @@ the runtime map; every answer reads the planner's facts (``planner``: analysis.P
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import libcst as cst
 
 from ..knowledge import ops
 from .nodes import _code
 from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch
+from .verdicts import Hint, Refusal, place
+
+
+class Reason(NamedTuple):
+    """Why a target's values cannot be told, and the hints that go with it (``Refusal.hints``)."""
+
+    text: str
+    hints: tuple = ()
 
 
 def match_target(planner, value):
     """What the map target ``value`` means: a Registration, a Dispatch among registrations, an
-    External (another module's), a BuiltinGradient, or a GRL102 (code, message) refusal."""
+    External (another module's), a BuiltinGradient, or a GRL102 Refusal."""
     key = planner.key(value)
     found = [r for r in planner.registrations if key is not None and r.name_key == key]
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        return ("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
+        return Refusal("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
                           "tell which one TF1 used")
     if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
         return ops.BUILTIN_GRADIENTS[key[1]]
@@ -33,10 +43,11 @@ def match_target(planner, value):
     values = literal_values(planner, value)
     if isinstance(values, list):
         return dispatch(planner, value, values)
-    why = f" ({values})" if isinstance(values, str) else ""
-    return ("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
+    reason = Reason(values) if isinstance(values, str) else values
+    why = f" ({reason.text})" if reason is not None else ""
+    return Refusal("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
                       "or in a module it imports among the files of this run; define that gradient with "
-                      "@tf.custom_gradient by hand")
+                      "@tf.custom_gradient by hand", hints=reason.hints if reason is not None else ())
 
 
 def means_module_binding(planner, value) -> bool:
@@ -64,7 +75,7 @@ def dispatch(planner, expr, values: list):
             continue
         found = [r for r in planner.registrations if r.name_key == ("str", value)]
         if len(found) != 1:
-            return ("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
+            return Refusal("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
                               f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
                               "@tf.custom_gradient by hand")
         choices.setdefault(value, found[0])
@@ -113,6 +124,8 @@ def literal_values(planner, expr):
             passed = parameter_values(planner, param)
             if isinstance(passed, str):
                 return f"`{expr.value}` is a parameter; {passed}"
+            if isinstance(passed, Reason):
+                return Reason(f"`{expr.value}` is a parameter; {passed.text}", passed.hints)
             values.extend(passed)
             continue
         found = planner.simple_assign_value(ref)
@@ -142,9 +155,10 @@ def parameter_values(planner, param: cst.Param):
     scope = planner.scopes.get(fdef)
     private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
                                                     and fdef.name.value.startswith("_"))
-    if not private:
-        return ("its callers decide which gradient TF1 used, and callers outside this file may pass any name "
-                f"(a module-private `_{fdef.name.value}` called only with literals here would be migrated)")
+    if not private:  # the helper hint: a block that also hands control to unseen code replaces it
+        return Reason("its callers decide which gradient TF1 used, and callers outside this file may pass any name"
+                      + place("helper"), (Hint("helper", f" (a module-private `_{fdef.name.value}` called only "
+                                                         "with literals here would be migrated)"),))
     if param in params.params:
         position = list(params.params).index(param)
     elif param in params.kwonly_params:

@@ -61,7 +61,7 @@ def gather_rules() -> tuple:
 
 def site_rules() -> tuple:
     """The idioms that check each override block (the first refusal stands):
-    ``check_site(planner, site)`` -> a (code, message) refusal, or None."""
+    ``check_site(planner, site)`` -> a Refusal, or None."""
     return _having("check_site")
 
 
@@ -118,7 +118,7 @@ def runtime_hint(planner, call, site) -> str:
     if planner.use_runtime:
         why = next((w for rule in rules if (w := rule.why_not(planner, call, site))), None)
         return f" (--use-runtime does not take it: {why})" if why else ""
-    if site is not None and "--use-runtime" in site.refusal[1]:
+    if site is not None and site.refusal.says_runtime:
         return ""
     hint = next((h for rule in rules if (h := rule.hint(planner, call, site))), None)
     return f" ({hint})" if hint else ""

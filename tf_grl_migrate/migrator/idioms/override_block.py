@@ -17,6 +17,7 @@ from ..sites import Registration, Site, _regs
 from ..traversal import QuickVisitor
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
+from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="override_block",
@@ -99,8 +100,8 @@ PRIVATE_MAP = (
     "the gradient is taken)")
 
 
-def unknown_op(op_name: str, hint: bool = True) -> str:
-    """GRL104; ``hint``: say that ``--use-runtime`` migrates the block (not said under it)."""
+def unknown_op(op_name: str, hint: bool = True) -> Refusal:
+    """GRL104; ``hint``: say what ``--use-runtime`` does with the block (not said under it)."""
     from ...knowledge import ops
 
     runtime = (f", or migrate with `--use-runtime`, which keeps the registrations and enters "
@@ -110,8 +111,9 @@ def unknown_op(op_name: str, hint: bool = True) -> str:
         runtime = ("; where the block is the py_func recipe (`tf.RegisterGradient(name)(grad)`, then one "
                    "`tf.py_func(...)` under the map), `--use-runtime` migrates it to tf_grl_migrate.py_func(..., "
                    "grad=grad): tf.numpy_function under tf.custom_gradient")
-    return (f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
-            f"@tf.custom_gradient function (TF2 ignores gradient_override_map){runtime}")
+    return Refusal("GRL104", f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
+                             f"@tf.custom_gradient function (TF2 ignores gradient_override_map){runtime}",
+                   says_runtime=bool(runtime))
 
 
 def not_a_graph(func: str) -> str:
@@ -188,7 +190,7 @@ def taken_as_value(planner) -> list:
 def resolve_map(planner, arg):
     """A dict literal, or a variable bound to one that nothing can change between binding and
     use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
-    is removed later if nothing else uses it). A (code, message) refusal for a map that is
+    is removed later if nothing else uses it). A Refusal for a map that is
     changed or shared (``m["Sign"] = "Identity"``, ``m.update(...)``, passed to a function);
     None when it is no dict literal at all."""
     if isinstance(arg, cst.Dict):
@@ -204,7 +206,7 @@ def resolve_map(planner, arg):
         if not (isinstance(holder, cst.Arg) and holder.value is access.node
                 and planner.parents.get(holder) in planner.map_call_set):
             line = planner.pos(access.node)[0]
-            return ("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
+            return Refusal("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
                               f"`{statement_code(planner, access.node)}`), so the literal is not what TF1 used; "
                               "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
     return found[1]
@@ -218,7 +220,7 @@ def statement_code(planner, node) -> str:
 
 
 def check_site(planner, site) -> tuple | None:
-    """A rule (idioms.site_rules): a block's refusal (code, message), or None where the rewrite provably keeps TF1's
+    """A rule (idioms.site_rules): a block's Refusal, or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
     the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an
@@ -226,19 +228,19 @@ def check_site(planner, site) -> tuple | None:
     before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes."""
     call = site.item.item
     if len(call.args) != 1 or call.args[0].keyword is not None:
-        return ("GRL105", "gradient_override_map call does not take one dict argument")
+        return Refusal("GRL105", "gradient_override_map call does not take one dict argument")
     mapping = resolve_map(planner, call.args[0].value)
-    if isinstance(mapping, tuple):
+    if isinstance(mapping, Refusal):
         return mapping
     if mapping is None:
-        return ("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
+        return Refusal("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
                           "rewrite the block by hand with @tf.custom_gradient")
     if site.item.asname is not None:
-        return ("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+        return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
     mapped: set[str] = set()
     for element in mapping.elements:
         if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
-            return ("GRL105", "override map has a key that is not a string literal")
+            return Refusal("GRL105", "override map has a key that is not a string literal")
         op_name = element.key.evaluated_value
         op = ops.OP_TYPES.get(op_name)
         if op is None and not ops.can_be_op_type(op_name):
@@ -249,9 +251,9 @@ def check_site(planner, site) -> tuple | None:
             site.phantoms.append(op_name)
             continue
         if op is None:
-            return ("GRL104", unknown_op(op_name, hint=not planner.use_runtime))
+            return unknown_op(op_name, hint=not planner.use_runtime)
         target = targets.match_target(planner, element.value)
-        if isinstance(target, tuple):
+        if isinstance(target, Refusal):
             return helper_hint_checked(planner, target, site, mapping)
         refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
         if refusal:
@@ -259,17 +261,17 @@ def check_site(planner, site) -> tuple | None:
         mapped.add(op_name)
         site.entries.append((op, target))
     if not planner.is_graph(call.func.value):
-        return ("GRL113", not_a_graph(_code(call.func)))
+        return Refusal("GRL113", not_a_graph(_code(call.func)))
     scan = body_scan(planner, site)
     by_hand = recipe(_code(mapping))
     if scan.opaque:
         node, what = scan.opaque[0]
-        return ("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
+        return Refusal("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
                           f"{planner.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
                           "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
                           f"in a @tf.custom_gradient function, {by_hand}")
     if scan.nested:
-        return ("GRL101", "the override block defines a function or class; ops it creates later may or may not "
+        return Refusal("GRL101", "the override block defines a function or class; ops it creates later may or may not "
                           "be overridden, so migrate this block by hand with @tf.custom_gradient")
     by_type = {op.name: target for op, target in site.entries}
     operators = []
@@ -280,7 +282,7 @@ def check_site(planner, site) -> tuple | None:
         if wraps_operator(planner, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
-        return ("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+        return Refusal("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
                           "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
                           "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
                           "'Add' or a registration of this module, so rewrite them by hand with "
@@ -292,7 +294,7 @@ def check_site(planner, site) -> tuple | None:
             if makes_none_of(planner, inner, names, mapped):
                 continue
             inner, names = builder_call(planner, scan.calls[index:], mapped)
-            return ("GRL101", f"the override block calls `{_code(inner.func)}`, which "
+            return Refusal("GRL101", f"the override block calls `{_code(inner.func)}`, which "
                               f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
                               f"those ops yourself in a @tf.custom_gradient function, {by_hand}")
         if op.name not in mapped:
@@ -311,13 +313,13 @@ def check_site(planner, site) -> tuple | None:
             where = ("cannot see it" if not isinstance(planner.scopes.get(registration), ClassScope) else
                      "cannot see it (a class body's gradient function is called as `Class.function` only from "
                      "the methods of a plain, undecorated module-level class bound once)")
-            return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+            return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
                               f"{where}; move it to module level and migrate again")
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
         if (planner.scopes.get(registration) is here
                 and planner.where(registration) > planner.where(site.with_node)):
-            return ("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+            return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
                               f"(line {planner.pos(registration)[0]}), so the migrated call would run before its "
                               "function exists; move the registration above the block and migrate again")
     return None
@@ -336,9 +338,8 @@ def finish(planner):
         if site.item.item in moved:
             continue
         if site.refusal:
-            code, message = site.refusal
-            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), code,
-                                               message + runtime_hint(planner, site.item.item, site)))
+            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), site.refusal.code,
+                                               site.refusal.text() + runtime_hint(planner, site.item.item, site)))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
@@ -351,15 +352,12 @@ def helper_hint_checked(planner, refusal, site, mapping):
     """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
     only where that would be enough: not where the block also hands control to code the tool
     cannot see (a model built there), which would then be refused all the same (GRL101)."""
-    hint = refusal[1].find(" (a module-private `_")
-    if hint < 0:
+    if refusal.hint("helper") is None:
         return refusal
     shown = unseen_code(planner, site, mapping)
     if shown is None:
         return refusal
-    end = refusal[1].find("would be migrated)", hint) + len("would be migrated)")
-    return (refusal[0], refusal[1][:hint] + f" (and the block also hands control to `{shown}`, code the tool "
-                                             "cannot see)" + refusal[1][end:])
+    return refusal.with_hint("helper", f" (and the block also hands control to `{shown}`, code the tool cannot see)")
 
 
 def unseen_code(planner, site, mapping) -> str | None:
@@ -482,14 +480,14 @@ def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
     keywords = [a for a in call.args if a.keyword is not None]
     if (len(positional) != op.arity or any(a.star for a in call.args)
             or any(a.keyword.value != "name" for a in keywords)):
-        return ("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
+        return Refusal("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
                           "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
     if not keywords:
         return None
     value = keywords[0].value
     if isinstance(target, ops.BuiltinGradient):
         if not _is_plain(value) or isinstance(planner.scopes.get(call), ClassScope) and _load_names(value):
-            return ("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
+            return Refusal("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
                               "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 

@@ -18,6 +18,7 @@ from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
 from .base import Idiom, source
+from ..verdicts import Refusal
 
 _BLOCK = '''
     def f(x):
@@ -133,7 +134,7 @@ def settle(planner) -> bool:
     for site in planner.sites:
         hit = next((t for _, t in site.entries if t in refused), None)
         if hit is not None and not site.refusal:
-            site.refusal = ("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
+            site.refusal = Refusal("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
                                       f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
                                       "this one is left as it is too")
             changed = True
@@ -174,7 +175,7 @@ def find(planner):
             reg.kind, reg.factory_call = "factory", target
             reg.fdef = factory_product(planner, factory) if factory is not None else None
         if reg.fdef is None:
-            reg.refusal = ("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+            reg.refusal = Refusal("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
         planner.registrations.append(reg)
 
 
@@ -211,16 +212,16 @@ def check(planner, reg: Registration):
                    "gradient is taken; give it the signature (op, grad) and migrate again")
         else:
             why = "write its @tf.custom_gradient by hand"
-        reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
+        reg.refusal = Refusal("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
         return
     if reg.kind == "decorator" and len(fdef.decorators) != 1:
-        reg.refusal = ("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
+        reg.refusal = Refusal("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
                                  "registration; migrate it by hand")
         return
     op_name = plain[0].name
     fscope = planner.scopes.get(fdef.body.body[0]) if fdef.body.body else None
     if fscope is None:
-        reg.refusal = ("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
+        reg.refusal = Refusal("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
         return
     for assignment in fscope.assignments[op_name.value]:
         for access in assignment.references:
@@ -250,7 +251,7 @@ def check(planner, reg: Registration):
             if not ok:
                 shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
                 line = planner.pos(node)[0]
-                reg.refusal = (
+                reg.refusal = Refusal(
                     "GRL103",
                     f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
                     "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] map onto it); "
@@ -260,7 +261,7 @@ def check(planner, reg: Registration):
             index = int(sub.slice[0].slice.value.value)
             kind = "in" if attr.attr.value == "inputs" else "out"
             if kind == "out" and index != 0:
-                reg.refusal = ("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
+                reg.refusal = Refusal("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
                 return
             reg.op_refs[sub] = (kind, index)
             reg.uses_output |= kind == "out"
@@ -282,7 +283,7 @@ def check_def_name(planner, reg: Registration):
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
     if readers:
-        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
                                  f"read (line {planner.pos(readers[0])[0]}), so renaming either would break that; "
                                  "give each gradient function its own name and migrate again")
         return
@@ -312,10 +313,10 @@ def _removed_aliases(planner, reg: Registration):
             continue
         qualified, removed = found
         if removed:
-            return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
+            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
                               f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                               "for; rewrite that line by hand, then migrate again")
-        return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
+        return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
                           f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                           f"({qualified}); rewrite that line by hand, then migrate again")
     return None
@@ -362,7 +363,7 @@ def _keywords(planner, reg: Registration):
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         changes, why = ops.keyword_changes(planner.qn(call.func), len(positional), keywords)
         if why is not None:
-            return ("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
+            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
                               f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
                               f"take: {why}; rewrite that call by hand, then migrate again")
         for i, arg in enumerate(positional):
@@ -379,13 +380,13 @@ def check_uses(planner, reg: Registration) -> bool:
     maker) when one plain custom-gradient function cannot serve them all. True when changed."""
     users = [s for s in planner.sites if any(reg in _regs(t) for _, t in s.entries)]
     if any(s.refusal for s in users):
-        reg.refusal = ("GRL110", "another block using the same gradient registration could not be migrated, "
+        reg.refusal = Refusal("GRL110", "another block using the same gradient registration could not be migrated, "
                                  "so this one is left as it is too")
         return True
     entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
-        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with different "
+        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with different "
                                  f"numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
         return True
     names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
@@ -408,12 +409,12 @@ def check_uses(planner, reg: Registration) -> bool:
 def make_maker(planner, reg: Registration, why: str) -> bool:
     """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
     if operator_use(planner, reg):
-        reg.refusal = ("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
+        reg.refusal = Refusal("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
                                  f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
                                  "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
         return True
     if reg.kind == "factory":
-        reg.refusal = ("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
+        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
     else:
         reg.maker = True
     return True
@@ -469,11 +470,12 @@ def apply_exports(planner):
             continue
         reg.export = export
         if export.refusal:
-            reg.refusal = reg.refusal or ("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
-                                                    f"as it is: {export.refusal}")
+            reg.refusal = reg.refusal or Refusal("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
+                                                    f"as it is: {export.refusal.text()}",
+                                                    says_runtime=export.refusal.says_runtime)
             continue
         if reg.kind == "factory" or reg.rename:
-            reg.refusal = reg.refusal or ("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
+            reg.refusal = reg.refusal or Refusal("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
                                                     f"({', '.join(export.used_in)}) but cannot be converted "
                                                     "under its own name; migrate it by hand")
             continue

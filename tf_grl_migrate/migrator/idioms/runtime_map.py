@@ -25,6 +25,7 @@ from ..sites import Dispatch, Registration, _is_string_literal
 from ..targets import match_target
 from . import override_block, registered_gradient
 from .base import Idiom
+from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="runtime_map",
@@ -41,8 +42,8 @@ _INLINE_ONLY = frozenset({"GRL101", "GRL102", "GRL103", "GRL104", "GRL105", "GRL
 # dtype) where TF2 makes other ops or none: a map of them around code the tool cannot see would
 # not be TF1's in TF2
 IMPLICIT_TYPES = frozenset({"Identity", "Cast"})
-KEPT = ("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
-                  "registration, so it is kept as it is")
+KEPT = Refusal("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
+                         "registration, so it is kept as it is", says_runtime=True)
 ALL = "all"  # a block whose targets are not known: every registration of the module may be named
 
 
@@ -91,15 +92,15 @@ def hint(planner, call, site) -> str | None:
 
 def why_not(planner, call, site) -> str | None:
     """Why a refused block (whose refusal is the inline rewrite's own) stays refused."""
-    if site is not None and not (site.refusal and site.refusal[0] in _INLINE_ONLY):
+    if site is not None and not (site.refusal and site.refusal.code in _INLINE_ONLY):
         return None
     return eligible(planner, call, site)
 
 
 def eligible(planner, call: cst.Call, site) -> str | None:
     """None when the call can move onto the runtime map, else why not (for tests and hints)."""
-    if site is not None and site.refusal and site.refusal[0] not in _INLINE_ONLY:
-        return f"{site.refusal[0]} holds for the runtime map too"
+    if site is not None and site.refusal and site.refusal.code not in _INLINE_ONLY:
+        return f"{site.refusal.code} holds for the runtime map too"
     if site is not None and site.item.asname is not None:
         return "the map is bound with `as`"
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
@@ -120,9 +121,9 @@ def eligible(planner, call: cst.Call, site) -> str | None:
                         f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
                         f"TF1's gradients")
             target = match_target(planner, element.value)
-            if isinstance(target, tuple):
+            if isinstance(target, Refusal):
                 if _is_string_literal(element.value):
-                    return target[1]  # a name registered nowhere the tool sees
+                    return target.text()  # a name registered nowhere the tool sees
                 continue
             if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
                 return "a target is registered in another module"
@@ -147,7 +148,7 @@ def targets(planner, call: cst.Call):
     found = []
     for element in mapping.elements:
         target = match_target(planner, element.value)
-        if isinstance(target, tuple):
+        if isinstance(target, Refusal):
             return ALL
         if isinstance(target, Dispatch):
             found.extend(target.choices.values())
@@ -174,7 +175,7 @@ def _unusable(planner, reg) -> str | None:
         return None
     params = reg.fdef.params
     if len(params.params) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
-        return reg.refusal[1] if reg.refusal else f"`{reg.fdef.name.value}` does not take (op, grad)"
+        return reg.refusal.text() if reg.refusal else f"`{reg.fdef.name.value}` does not take (op, grad)"
     if params.params:
         op = params.params[0].name.value
         for attr in _attributes(reg.fdef.body):  # outermost dotted names: `op.node_def.name`

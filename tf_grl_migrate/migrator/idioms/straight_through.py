@@ -11,6 +11,7 @@ import libcst as cst
 from ...knowledge import ops
 from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
 from .base import Idiom, source
+from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="straight_through",
@@ -37,9 +38,9 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> tuple[str, str] | None
     if op.arity == target.arity:
         return None
     if target.arity == 1:
-        return ("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op.name}' is "
+        return Refusal("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op.name}' is "
                           "ambiguous; write its @tf.custom_gradient by hand")
-    return ("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
+    return Refusal("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
                       f"'{op.name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
                       "write the intended @tf.custom_gradient by hand")
 
