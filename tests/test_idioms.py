@@ -51,24 +51,22 @@ def test_each_idiom_names_cases_that_prove_it(idiom):
             assert (CASES / name / "after_runtime.py").is_file(), name
 
 
-def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
-    """Each rule finder lists the idiom modules defining that function themselves, in MODULES
-    order; the planner and the rewrite run the rules, and name no idiom's check, emit or rule."""
+def test_rules_are_declared_run_in_order_and_named_nowhere_else():
+    """Each hook's rules are those its idioms declare with @rule, run in idioms.ORDER; the planner
+    and the rewrite run them, and name no idiom's check, emit or rule."""
     import ast
     import pathlib
 
     from tf_grl_migrate.migrator import idioms
+    from tf_grl_migrate.migrator.idioms.contract import HOOKS, REGISTRY
 
-    finders = {"gather_rules": "gather", "site_rules": "check_site", "settle_rules": "settle",
-               "finish_rules": "finish", "call_rules": "convert_call", "registration_rules": "convert_registration",
-               "module_rules": "rewrite_module", "edit_rules": "edit_module", "runtime_rules": "take"}
-    for finder, function in finders.items():
-        found = getattr(idioms, finder)()
-        assert found, finder
-        assert [m.__name__.rsplit(".", 1)[1] for m in found] == [
-            n for n in idioms.MODULES if n in {m.__name__.rsplit(".", 1)[1] for m in found}]
-        assert all(getattr(m, function).__module__ == m.__name__ for m in found)
-    rule_names = set(finders.values()) | {"check", "emit", "check_uses", "make_maker", "apply_exports", "note_unused"}
+    for hook in HOOKS:
+        found = idioms.rules(hook)
+        assert found, hook
+        assert [f.__module__.rsplit(".", 1)[1] for f in found] == list(idioms.ORDER[hook])
+        assert all(REGISTRY[hook][f.__module__.rsplit(".", 1)[1]] is f for f in found)
+    assert [r.name for r in idioms.runtime_rules()] == list(idioms.ORDER["take"])
+    rule_names = set(HOOKS) | {"check", "emit", "check_uses", "make_maker", "use_elsewhere"}
     package = pathlib.Path(idioms.__file__).parent.parent
     for name in ("analysis.py", "rewrite.py", "codemod.py"):
         tree = ast.parse((package / name).read_text(encoding="utf-8"))
@@ -78,3 +76,40 @@ def test_rules_are_found_by_what_an_idiom_defines_and_named_nowhere_else():
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "idioms"
                     for a in n.names}
         assert not imported & set(idioms.MODULES), (name, imported)  # no idiom module at all
+
+
+def test_a_rule_for_no_hook_or_with_other_parameters_fails_at_import():
+    """A misspelt hook, or a rule whose parameters are not its hook's, is an error when the idiom
+    is imported, never a rule dropped silently."""
+    from tf_grl_migrate.migrator.idioms.contract import rule
+
+    with pytest.raises(TypeError, match="no such hook"):
+        rule("convert_calls")
+    with pytest.raises(TypeError, match=r"takes \(builder, site, call, op, target\)"):
+        @rule("convert_call")
+        def convert_call(builder, site, call):
+            return None
+
+
+def test_an_undeclared_rule_or_one_out_of_order_fails_when_the_rules_are_asked_for(monkeypatch):
+    """A function named for a hook but not declared, and a declared rule ORDER does not run, stop
+    the run at the first ``rules()`` instead of being skipped."""
+    from tf_grl_migrate.migrator import idioms
+    from tf_grl_migrate.migrator.idioms import straight_through
+
+    def finish(facts):
+        return []
+
+    finish.__module__ = straight_through.__name__  # as if written in that module
+    monkeypatch.setattr(straight_through, "finish", finish, raising=False)
+    idioms._registry.cache_clear()
+    with pytest.raises(TypeError, match="defines finish without @rule"):
+        idioms.rules("finish")
+    monkeypatch.undo()
+    monkeypatch.setitem(idioms.ORDER, "finish", ("override_block",))
+    idioms._registry.cache_clear()
+    with pytest.raises(TypeError, match="finish rules are declared by"):
+        idioms.rules("finish")
+    monkeypatch.undo()
+    idioms._registry.cache_clear()
+    assert idioms.rules("finish")

@@ -100,7 +100,7 @@ def test_rewriter_that_drops_a_statement_the_plan_never_removed_is_caught(monkey
 def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
     """A dead-code pass that removed `l = ...` although the gradient still reads it."""
     source = DANN.replace('    print("building", grad_name)\n', "    l = l * 2.0\n")
-    remove = rewrite._Builder.remove_dead_code
+    remove = rewrite.Builder.remove_dead_code
 
     def overzealous(self):
         remove(self)
@@ -108,7 +108,7 @@ def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
             if cst.Module(body=[]).code_for_node(stmt).strip() == "l = l * 2.0":
                 self.plan.removed_stmts.add(stmt)
 
-    monkeypatch.setattr(rewrite._Builder, "remove_dead_code", overzealous)
+    monkeypatch.setattr(rewrite.Builder, "remove_dead_code", overzealous)
     with pytest.raises(SafetyError, match="remove the assignment of `l`, which the rewritten code still reads"):
         migrate_code(source)
 

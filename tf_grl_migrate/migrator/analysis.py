@@ -5,6 +5,8 @@ rules decide (idioms/__init__.py). No node is changed here."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import libcst as cst
 
 from . import facts, idioms, precheck
@@ -96,8 +98,58 @@ class _Collector(QuickVisitor):
         self.names.add(node.value)
 
 
+class ModuleFacts:
+    """What the rules read of a module (idioms.contract.Facts): the planner's answers, and its
+    records as tuples; a rule decides by what it returns, and only the planner writes."""
+
+    def __init__(self, planner: Planner):
+        self._planner = planner
+        collector = planner.collector
+        self.module, self.source, self.use_runtime, self.links = (
+            planner.module, planner.source, planner.use_runtime, planner.links)
+        self.withs, self.map_calls, self.name_withs = (
+            tuple(collector.withs), tuple(collector.map_calls), tuple(collector.name_withs))
+        self.name_calls = tuple(collector.name_calls)
+        self.map_refs, self.private_refs, self.defs, self.exprs, self.nodes = (
+            tuple(collector.map_refs), tuple(collector.private_refs), tuple(collector.defs),
+            tuple(collector.exprs), tuple(collector.nodes))
+        self.attr_values = MappingProxyType(collector.attr_values)
+        for name in ("qn", "pos", "where", "referents", "simple_assign_value", "bound_value", "key",
+                     "function_def_for", "is_graph", "quiet", "handed_on"):
+            setattr(self, name, getattr(planner, name))
+        self.parent, self.scope = planner.parents.get, planner.scopes.get
+        self.external = planner.externals.get
+
+    registrations = property(lambda self: tuple(self._planner.registrations))
+    sites = property(lambda self: tuple(self._planner.sites))
+    loose_calls = property(lambda self: tuple(self._planner.loose_calls))
+    moved = property(lambda self: frozenset(self._planner.moved))
+
+    def wrapper_calls(self) -> list:
+        return self._planner.collector.wrapper_calls()
+
+    def is_map_call(self, node) -> bool:
+        """Whether ``node`` is a ``gradient_override_map(...)`` call (or a wrapper's)."""
+        return node in self._planner.map_call_set
+
+    def spell(self, value: str, text: str) -> None:
+        """Note how the source first wrote the literal ``value`` (a fact of the text, kept once)."""
+        self._planner.spelling.setdefault(value, text)
+
+    def spelled(self, value: str) -> str:
+        return self._planner.spelling[value]
+
+    def memo(self, key, compute):
+        """``compute()``, once per key for the module (a rule's own derived facts)."""
+        memos = self._planner.memos
+        if key not in memos:
+            memos[key] = compute()
+        return memos[key]
+
+
 class Planner:
-    """Gather first, decide second: no node is changed here."""
+    """Gather first, decide second: no node is changed here. The rules read the module through
+    ``self.facts`` and return their findings; the planner records them."""
 
     def __init__(self, module: cst.Module, links: facts.Links | None = None, source: str = "",
                  use_runtime: bool = False):
@@ -121,12 +173,13 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
-        self.scans: dict = {}  # With -> its body's scan (idioms/override_block.body_scan)
+        self.memos: dict = {}  # the rules' own derived facts (ModuleFacts.memo)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
-        self.taken: dict[str, list] = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took
+        self.taken: dict = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took (a Taken)
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
         self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
+        self.facts = ModuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -279,19 +332,43 @@ class Planner:
     # -- decide ----------------------------------------------------------------------------
     def decide(self):
         """Gather (the registrations, then the blocks), check each block, let refusals spread, move
-        refused blocks onto the runtime (``--use-runtime``), then report: each step is the rules the
-        idioms define (idioms/__init__.py). The blocks the rewrite may take."""
-        for rule in idioms.gather_rules():
-            rule.gather(self)
+        refused blocks onto the runtime (``--use-runtime``), then report: each step is the rules
+        the idioms declare (idioms/__init__.py); the planner alone records what they return. The
+        blocks the rewrite may take."""
+        facts = self.facts
+        for rule in idioms.rules("gather"):
+            found = rule(facts)
+            self.registrations += found.registrations
+            self.sites += found.sites
+            self.loose_calls += found.loose_calls
+            self.diagnostics += found.diagnostics
+            self.give(found.verdicts)
         for site in self.sites:
-            site.refusal = next((r for rule in idioms.site_rules() if (r := rule.check_site(self, site))), None)
+            site.refusal = next((r for rule in idioms.rules("check_site") if (r := rule(facts, site))), None)
         self.settle()
-        for rule in idioms.runtime_rules() if self.use_runtime else []:  # refused blocks, onto the runtime
-            self.taken[rule.__name__] = rule.take(self)
-            self.moved.update(rule.calls(self.taken[rule.__name__]))
-        for rule in idioms.finish_rules():
-            rule.finish(self)
+        for runtime in idioms.runtime_rules() if self.use_runtime else ():  # refused blocks, onto the runtime
+            while True:
+                taken = runtime.take(facts)
+                newly = [(reg, taken.keep) for reg in taken.kept if reg.refusal is None]
+                if not newly:
+                    break
+                self.give(newly)  # their other blocks are refused, so the rule may take those too
+                self.settle()
+            self.taken[runtime.name] = taken
+            self.moved.update(runtime.calls(taken))
+        for rule in idioms.rules("finish"):
+            self.diagnostics += rule(facts)
         return [s for s in self.sites if not s.refusal]
+
+    @staticmethod
+    def give(verdicts) -> bool:
+        """Each (record, Refusal) pair's refusal to its record, unless it has one: whether any was given."""
+        given = False
+        for record, refusal in verdicts:
+            if record.refusal is None:
+                record.refusal = refusal
+                given = True
+        return given
 
     def settle(self):
         """Refusals spread until nothing changes: a block using a refused registration, and what
@@ -307,8 +384,6 @@ class Planner:
                 if bad is not None:
                     site.refusal = bad.refusal
                     changed = True
-            for rule in idioms.settle_rules():
-                if rule.settle(self):
-                    changed = True
-
-
+            for rule in idioms.rules("settle"):
+                settled = rule(self.facts)
+                changed = self.give(settled.verdicts) or settled.changed or changed

@@ -16,7 +16,7 @@ from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import _code
 from ..report import Diagnostic
-from .rewrite import Rewriter, _Builder, _keep_module_start
+from .rewrite import Rewriter, Builder, _keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
 
@@ -62,13 +62,13 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     diagnostics = sorted(planner.diagnostics)
     blocked = _blocked_links(planner)
     exported = [r for r in planner.registrations if r.export is not None and r.refusal is None]
-    if not sites and not exported and not any(planner.taken.values()):
+    if not sites and not exported and not any(t.taken for t in planner.taken.values()):
         return Result(code, diagnostics, blocked)
-    plan = _Builder(planner, sites, use_runtime).build()
+    plan = Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *plan.notes])
     removed, dissolved = plan.machinery(planner.parents)
-    for rule in idioms.module_rules():
-        whole = rule.rewrite_module(module, plan) if use_runtime or not rule.IDIOM.runtime else None
+    for rule in idioms.rules("rewrite_module"):
+        whole = rule(module, plan) if use_runtime or not idioms.idiom_of(rule).runtime else None
         if whole is not None:
             safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics)

@@ -303,12 +303,26 @@ def _operator_call(name: str):
     return build
 
 
-class _Builder:
-    """Builds the Plan for the sites the Planner accepted."""
+@dataclass
+class Conversion:
+    """The rewrite's working state for one registration it converts (what was decided about the
+    registration is its Registration, which the rewrite only reads)."""
+
+    callable_name: str = ""  # what call sites call after the rewrite
+    forward: cst.BaseExpression | None = None  # the callable (or operator) that creates the overridden op
+    arity: int = 1
+    name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
+
+
+class Builder:
+    """Builds the Plan for the sites the Planner accepted; the conversion rules read the module
+    through ``facts`` (the planner's read-only face) and fill ``plan``."""
 
     def __init__(self, planner: Planner, sites: list[Site], use_runtime: bool = False):
         self.use_runtime = use_runtime
         self.p = planner
+        self.facts = planner.facts
+        self.conversions: dict[Registration, Conversion] = {}
         self.sites = sites
         self.plan = Plan()
         self.taken = set(planner.module_names)
@@ -376,7 +390,7 @@ class _Builder:
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
                 target = by_type[op.name]
-                name = next((n for rule in idioms.call_rules() if (n := rule.convert_call(self, site, call, op, target))),
+                name = next((n for rule in idioms.rules("convert_call") if (n := rule(self, site, call, op, target))),
                             None)
                 if name is not None:
                     self.point([call], name)
@@ -385,9 +399,10 @@ class _Builder:
                     self.add_import(*target.import_from, target.function)
                 for reg in _regs(target):
                     if reg not in calls_by_reg:  # an operator's op is made by the operator inside
-                        reg.forward = call.func if isinstance(call, cst.Call) else call.operator
-                        reg.arity = op.arity
-                        reg.name_keyword = _name_keyword_code(call)
+                        conversion = self.conversion(reg)
+                        conversion.forward = call.func if isinstance(call, cst.Call) else call.operator
+                        conversion.arity = op.arity
+                        conversion.name_keyword = _name_keyword_code(call)
                     calls_by_reg.setdefault(reg, []).append(call)
                 if isinstance(target, (Dispatch, facts.External)) or target.maker:
                     chosen.append((call, target))
@@ -395,8 +410,8 @@ class _Builder:
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
-            for rule in idioms.registration_rules():
-                if rule.convert_registration(self, reg, calls):
+            for rule in idioms.rules("convert_registration"):
+                if rule(self, reg, calls):
                     break
         for call, target in chosen:
             if isinstance(target, facts.External):
@@ -407,25 +422,33 @@ class _Builder:
                 self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]", self.spelled(call.func))
             else:
                 self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
-        for rule in idioms.runtime_rules():
-            if rule.__name__ in self.p.taken:
-                rule.emit_all(self, self.p.taken[rule.__name__])
+        for runtime in idioms.runtime_rules():
+            if runtime.name in self.p.taken:
+                runtime.emit_all(self, self.p.taken[runtime.name])
         self.remove_dead_code()
-        for rule in idioms.edit_rules():
-            self.plan.notes.extend(rule.edit_module(self))
+        for rule in idioms.rules("edit_module"):
+            self.plan.notes.extend(rule(self))
         return self.plan
 
+    def conversion(self, reg: Registration) -> Conversion:
+        """The rewrite's working state for ``reg`` (one used from other modules takes their arity)."""
+        if reg not in self.conversions:
+            export = reg.export
+            self.conversions[reg] = Conversion(arity=export.arity if export and not export.refusal else 1)
+        return self.conversions[reg]
+
     def callable_name(self, reg: Registration) -> str:
-        if not reg.callable_name:
+        conversion = self.conversion(reg)
+        if not conversion.callable_name:
             if reg.kind == "factory" or reg.rename:
                 base = reg.fdef.name.value
                 if reg.name_key and reg.name_key[0] == "str":
                     base = "_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", reg.name_key[1]).lower().strip("_")
                     base = re.sub(r"\W+", "_", base)
-                reg.callable_name = _fresh(base, self.taken)
+                conversion.callable_name = _fresh(base, self.taken)
             else:
-                reg.callable_name = reg.fdef.name.value
-        return reg.callable_name
+                conversion.callable_name = reg.fdef.name.value
+        return conversion.callable_name
 
     # -- code that only served the override --------------------------------------------------
     def is_dead(self, node) -> bool:

@@ -3,7 +3,7 @@ its name's value, or by the binding a name reads), one of another module of the 
 links), a gradient TensorFlow provides, or a choice among this module's registrations by the
 string literals a name can hold where the block reads it (a ``Dispatch``), and GRL102 when none
 of these can be told. Asked by the override block's check (``idioms/override_block.check_site``) and
-the runtime map; every answer reads the planner's facts (``planner``: analysis.Planner)."""
+the runtime map; every answer reads the module's facts (``facts``: analysis.ModuleFacts)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ class Reason(NamedTuple):
     hints: tuple = ()
 
 
-def match_target(planner, value):
+def match_target(facts, value):
     """What the map target ``value`` means: a Registration, a Dispatch among registrations, an
     External (another module's), a BuiltinGradient, or a GRL102 Refusal."""
-    key = planner.key(value)
-    found = [r for r in planner.registrations if key is not None and r.name_key == key]
+    key = facts.key(value)
+    found = [r for r in facts.registrations if key is not None and r.name_key == key]
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
@@ -37,12 +37,12 @@ def match_target(planner, value):
                           "tell which one TF1 used")
     if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
         return ops.BUILTIN_GRADIENTS[key[1]]
-    external = planner.externals.get(_code(value))
-    if external is not None and means_module_binding(planner, value):
+    external = facts.external(_code(value))
+    if external is not None and means_module_binding(facts, value):
         return external.refusal or external
-    values = literal_values(planner, value)
+    values = literal_values(facts, value)
     if isinstance(values, list):
-        return dispatch(planner, value, values)
+        return dispatch(facts, value, values)
     reason = Reason(values) if isinstance(values, str) else values
     why = f" ({reason.text})" if reason is not None else ""
     return Refusal("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
@@ -50,7 +50,7 @@ def match_target(planner, value):
                       "@tf.custom_gradient by hand", hints=reason.hints if reason is not None else ())
 
 
-def means_module_binding(planner, value) -> bool:
+def means_module_binding(facts, value) -> bool:
     """A target spelt as the run's facts saw it means the module-level binding they followed:
     a literal; a name whose every binding is a module-level import or assignment; ``m.NAME``
     whose ``m`` is a module-level import."""
@@ -61,19 +61,19 @@ def means_module_binding(planner, value) -> bool:
         if not isinstance(value, (cst.Attribute, cst.Name)):
             return False
         if isinstance(value, cst.Name):
-            refs = planner.referents(value)
+            refs = facts.referents(value)
             return bool(refs) and all(isinstance(r, ImportAssignment) and isinstance(r.scope, GlobalScope)
                                       for r in refs)
-    refs = planner.referents(value) if isinstance(value, cst.Name) else []
+    refs = facts.referents(value) if isinstance(value, cst.Name) else []
     return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
 
 
-def dispatch(planner, expr, values: list):
+def dispatch(facts, expr, values: list):
     choices = {}
     for value in values:
         if value is None:
             continue
-        found = [r for r in planner.registrations if r.name_key == ("str", value)]
+        found = [r for r in facts.registrations if r.name_key == ("str", value)]
         if len(found) != 1:
             return Refusal("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
                               f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
@@ -81,10 +81,10 @@ def dispatch(planner, expr, values: list):
         choices.setdefault(value, found[0])
     if len(choices) == 1:  # the name only ever holds one gradient name: call its function
         return next(iter(choices.values()))
-    return Dispatch(expr, choices, {v: planner.spelling[v] for v in choices})
+    return Dispatch(expr, choices, {v: facts.spelled(v) for v in choices})
 
 
-def literal_values(planner, expr):
+def literal_values(facts, expr):
     """The string literals a target name can hold where the block uses it, as a list (None for
     a value that a guard ``if name:`` around the block rules out), or a str saying why not.
     Followed: ``name = "Lit"`` and ``name = {"k": "Lit", ...}[key]`` lines of the same function;
@@ -92,27 +92,27 @@ def literal_values(planner, expr):
     ``try`` body whose handlers all raise) hides the ones before it, parameters included."""
     if not isinstance(expr, cst.Name):
         return None
-    with_node = next((n for n in _ancestors(planner, expr) if isinstance(n, cst.With)), None)
-    refs = planner.referents(expr)
+    with_node = next((n for n in _ancestors(facts, expr) if isinstance(n, cst.With)), None)
+    refs = facts.referents(expr)
     if with_node is None or not refs:
         return None
-    body = _body_of(planner, with_node)
+    body = _body_of(facts, with_node)
     if body is None:
         return None
-    use_index = _top_index(planner, with_node, body)
+    use_index = _top_index(facts, with_node, body)
     placed = []
     for ref in refs:
         node = ref.node
-        if planner.scopes.get(node) is not planner.scopes.get(with_node) or isinstance(ref, ImportAssignment):
+        if facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
             return f"`{expr.value}` is bound where the tool cannot follow it"
-        if isinstance(node, cst.Param) or planner.parents.get(node) is not None and isinstance(
-                planner.parents.get(node), cst.Param):
+        if isinstance(node, cst.Param) or facts.parent(node) is not None and isinstance(
+                facts.parent(node), cst.Param):
             placed.append((-1, ref, False))
             continue
-        index = _top_index(planner, node, body)
+        index = _top_index(facts, node, body)
         if index is None:
             return f"`{expr.value}` is bound where the tool cannot follow it"
-        placed.append((index, ref, _always_runs(planner, node, body[index])))
+        placed.append((index, ref, _always_runs(facts, node, body[index])))
     kills = [index for index, _, always in placed if always and index < use_index]
     start = max(kills) if kills else -1
     values: list = []
@@ -120,39 +120,39 @@ def literal_values(planner, expr):
         if index < start or index > use_index:
             continue
         if index == -1:
-            param = ref.node if isinstance(ref.node, cst.Param) else planner.parents.get(ref.node)
-            passed = parameter_values(planner, param)
+            param = ref.node if isinstance(ref.node, cst.Param) else facts.parent(ref.node)
+            passed = parameter_values(facts, param)
             if isinstance(passed, str):
                 return f"`{expr.value}` is a parameter; {passed}"
             if isinstance(passed, Reason):
                 return Reason(f"`{expr.value}` is a parameter; {passed.text}", passed.hints)
             values.extend(passed)
             continue
-        found = planner.simple_assign_value(ref)
-        literal = _literals(planner, found[1]) if found else None
+        found = facts.simple_assign_value(ref)
+        literal = _literals(facts, found[1]) if found else None
         if literal is None:
-            return f"`{expr.value}` is bound to an expression the tool cannot read (line {planner.pos(ref.node)[0]})"
+            return f"`{expr.value}` is bound to an expression the tool cannot read (line {facts.pos(ref.node)[0]})"
         values.extend(literal)
     if None in values or "" in values:
-        guard = next((n for n in _ancestors(planner, with_node) if isinstance(n, cst.If)
+        guard = next((n for n in _ancestors(facts, with_node) if isinstance(n, cst.If)
                       and isinstance(n.test, cst.Name) and n.test.value == expr.value
-                      and planner.referents(n.test) == refs), None)
-        if guard is None or not any(_inside(planner, with_node, stmt) for stmt in guard.body.body):
+                      and facts.referents(n.test) == refs), None)
+        if guard is None or not any(_inside(facts, with_node, stmt) for stmt in guard.body.body):
             return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
         values = [v for v in values if v]
     return values or None
 
 
-def parameter_values(planner, param: cst.Param):
+def parameter_values(facts, param: cst.Param):
     """The literals a parameter can hold: its default and what every call of its function
     passes, when the function is private to this module (``_name`` at module level, or local
     to a function) and every mention of it is a direct call passing a literal or nothing.
     A list, or a str saying why not (its callers decide which gradient TF1 used)."""
-    params = planner.parents.get(param)
-    fdef = planner.parents.get(params)
+    params = facts.parent(param)
+    fdef = facts.parent(params)
     if not isinstance(params, cst.Parameters) or not isinstance(fdef, cst.FunctionDef) or fdef.decorators:
         return "its callers decide which gradient TF1 used"
-    scope = planner.scopes.get(fdef)
+    scope = facts.scope(fdef)
     private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
                                                     and fdef.name.value.startswith("_"))
     if not private:  # the helper hint: a block that also hands control to unseen code replaces it
@@ -170,14 +170,14 @@ def parameter_values(planner, param: cst.Param):
         return f"`{fdef.name.value}` is bound more than once, or never called, in its scope"
     default = None
     if isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)):
-        default = _literals(planner, param.default)
+        default = _literals(facts, param.default)
     elif isinstance(param.default, cst.Name) and param.default.value == "None":
         default = [None]
     values = []
     for access in assignments[0].references:
-        call = planner.parents.get(access.node)
+        call = facts.parent(access.node)
         if not isinstance(call, cst.Call) or call.func is not access.node or any(a.star for a in call.args):
-            return (f"`{fdef.name.value}` is used other than by a direct call (line {planner.pos(access.node)[0]}); "
+            return (f"`{fdef.name.value}` is used other than by a direct call (line {facts.pos(access.node)[0]}); "
                     "its callers decide which gradient TF1 used")
         given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value),
                      None)
@@ -186,20 +186,20 @@ def parameter_values(planner, param: cst.Param):
             given = positional[position].value
         if given is None:
             if default is None:
-                return f"a call at line {planner.pos(call)[0]} passes no literal for it"
+                return f"a call at line {facts.pos(call)[0]} passes no literal for it"
             values.extend(default)
             continue
-        literal = [None] if isinstance(given, cst.Name) and given.value == "None" else _literals(planner, given)
+        literal = [None] if isinstance(given, cst.Name) and given.value == "None" else _literals(facts, given)
         if literal is None or isinstance(given, cst.Subscript):
-            return f"the call at line {planner.pos(call)[0]} passes `{_code(given)}`, not a literal"
+            return f"the call at line {facts.pos(call)[0]} passes `{_code(given)}`, not a literal"
         values.extend(literal)
     return values
 
 
-def _literals(planner, value):
+def _literals(facts, value):
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         v = value.evaluated_value
-        planner.spelling.setdefault(v, _code(value))
+        facts.spell(v, _code(value))
         return [v] if isinstance(v, str) else None
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
         out = []
@@ -211,27 +211,27 @@ def _literals(planner, value):
                 out.append(None)
             elif isinstance(v, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(v.evaluated_value, str):
                 out.append(v.evaluated_value)
-                planner.spelling.setdefault(v.evaluated_value, _code(v))
+                facts.spell(v.evaluated_value, _code(v))
             else:
                 return None
         return out
     return None
 
 
-def _ancestors(planner, node):
-    node = planner.parents.get(node)
+def _ancestors(facts, node):
+    node = facts.parent(node)
     while node is not None:
         yield node
-        node = planner.parents.get(node)
+        node = facts.parent(node)
 
 
-def _inside(planner, node, container) -> bool:
-    return node is container or any(a is container for a in _ancestors(planner, node))
+def _inside(facts, node, container) -> bool:
+    return node is container or any(a is container for a in _ancestors(facts, node))
 
 
-def _body_of(planner, node):
+def _body_of(facts, node):
     """The statements of the function (or module) whose code ``node`` is."""
-    for a in _ancestors(planner, node):
+    for a in _ancestors(facts, node):
         if isinstance(a, cst.FunctionDef):
             return list(a.body.body) if isinstance(a.body, cst.IndentedBlock) else None
         if isinstance(a, (cst.ClassDef, cst.Lambda)):
@@ -241,17 +241,17 @@ def _body_of(planner, node):
     return None
 
 
-def _top_index(planner, node, body):
+def _top_index(facts, node, body):
     for index, stmt in enumerate(body):
-        if _inside(planner, node, stmt):
+        if _inside(facts, node, stmt):
             return index
     return None
 
 
-def _always_runs(planner, node, top) -> bool:
+def _always_runs(facts, node, top) -> bool:
     """``node`` (a binding) runs whenever ``top`` (a statement of the function body) completes:
     a plain line there, or a line of a ``try`` body whose handlers all end in ``raise``."""
-    line = planner.parents.get(planner.parents.get(planner.parents.get(node)))  # Name -> AssignTarget -> Assign -> line
+    line = facts.parent(facts.parent(facts.parent(node)))  # Name -> AssignTarget -> Assign -> line
     if line is top:
         return True
     if isinstance(top, cst.Try) and not top.finalbody and line in top.body.body:

@@ -18,28 +18,52 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``migrated_path``: TF1-only names in the code a migrated site runs (its function, what a moved
   map's receiver was assigned) respelled for TF2 (an edit rule: ``edit_module``).
 
-The planner (``analysis.py``) sees every registration and block of a module at once, since a
-registration stands or falls with all its uses; it names no idiom: it runs the rules below
-(``gather``, ``check_site``, ``settle``, the runtime rules, ``finish``), and ``rewrite.py``
-runs the conversion rules (``convert_call``, ``convert_registration``) on the sites accepted. A
-rule is a function an idiom module defines; adding an idiom is adding its module to MODULES.
-What they record is in ``sites.py``. Importing this package loads no idiom (nor libcst);
-``all_idioms()`` and the rule finders load them.
-tests/test_idioms.py runs every example and checks that every code in codes.CODES is owned by one
-idiom (or by the file layer: notebooks, reading, writing) and has a row in docs/idioms.md."""
+Each rule is a function its idiom declares with ``@rule(hook)`` (``contract.py``: the hooks,
+their parameters and what they return); ``ORDER`` says, per hook, which idioms' rules run and in
+which order, and is checked against what they declare when the rules are first asked for. The
+planner (``analysis.py``) and the rewrite (``rewrite.py``) name no idiom: they run ``rules(hook)``.
+Adding an idiom is its module plus its line in ORDER. What they record is in ``sites.py``.
+Importing this package loads no idiom (nor libcst). tests/test_idioms.py runs every example and
+checks that every code in codes.CODES is owned by one idiom (or by the file layer: notebooks,
+reading, writing) and has a row in docs/idioms.md."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import sys
+from typing import Callable, NamedTuple
 
 from .base import Idiom
 
-# In this order the rules below are tried: runtime_reversal converts an exact reversal before
-# registered_gradient, which converts every other registration; the registrations are gathered
-# before the blocks that use them.
-MODULES = ("runtime_reversal", "registered_gradient", "override_block", "straight_through", "py_func",
-           "runtime_map", "dann_reexport", "keras_layer", "migrated_path")
+# Per hook, the idioms whose rules run, in this order. The registrations are gathered before the
+# blocks that use them; the first refusal of a block stands; an exact reversal converts onto the
+# runtime (runtime_reversal) before registered_gradient converts every other registration; the
+# runtime takes py_func's blocks before the runtime map takes what is left.
+_RUNTIME = ("py_func", "runtime_map")
+ORDER: dict[str, tuple[str, ...]] = {
+    "gather": ("registered_gradient", "override_block"),
+    "check_site": ("override_block",),
+    "settle": ("registered_gradient",),
+    "finish": ("registered_gradient", "override_block"),
+    **{hook: _RUNTIME for hook in ("take", "calls", "emit_all", "hint", "why_not")},
+    "convert_call": ("straight_through",),
+    "convert_registration": ("runtime_reversal", "registered_gradient"),
+    "rewrite_module": ("dann_reexport",),
+    "edit_module": ("keras_layer", "migrated_path"),
+}
+MODULES = tuple(dict.fromkeys(idiom for order in ORDER.values() for idiom in order))  # every idiom
+
+
+class RuntimeRule(NamedTuple):
+    """One idiom's five ``--use-runtime`` rules (contract.RUNTIME_HOOKS)."""
+
+    name: str
+    take: Callable
+    calls: Callable
+    emit_all: Callable
+    hint: Callable
+    why_not: Callable
 
 
 def all_idioms() -> list[Idiom]:
@@ -47,78 +71,60 @@ def all_idioms() -> list[Idiom]:
 
 
 @functools.lru_cache(maxsize=None)
-def _having(function: str) -> tuple:
-    """The idiom modules that define ``function`` themselves (not a name they import), in MODULES order."""
-    modules = [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
-    return tuple(m for m in modules if getattr(getattr(m, function, None), "__module__", None) == m.__name__)
+def _registry() -> dict:
+    """Every idiom loaded, and what they declare checked against ORDER."""
+    from .contract import HOOKS, REGISTRY, RUNTIME_HOOKS
+
+    all_idioms()
+    if set(ORDER) != set(HOOKS):
+        raise TypeError(f"idioms.ORDER names hooks {sorted(set(ORDER) ^ set(HOOKS))} wrongly")
+    for hook, order in ORDER.items():
+        declared = REGISTRY.get(hook, {})
+        if set(declared) != set(order):
+            raise TypeError(f"{hook} rules are declared by {sorted(declared)} but idioms.ORDER runs {list(order)}")
+    for idiom in MODULES:  # a function named for a hook but not declared would be dropped silently
+        module = sys.modules[f"{__name__}.{idiom}"]
+        stray = [h for h in HOOKS if getattr(getattr(module, h, None), "__module__", None) == module.__name__
+                 and REGISTRY.get(h, {}).get(idiom) is not getattr(module, h)]
+        if stray:
+            raise TypeError(f"idiom {idiom} defines {', '.join(stray)} without @rule")
+    for idiom in {i for hook in RUNTIME_HOOKS for i in REGISTRY.get(hook, {})}:
+        missing = [hook for hook in RUNTIME_HOOKS if idiom not in REGISTRY.get(hook, {})]
+        if missing:
+            raise TypeError(f"idiom {idiom} declares runtime rules but not {', '.join(missing)}")
+    return REGISTRY
 
 
-def gather_rules() -> tuple:
-    """The idioms that gather what is decided: ``gather(planner)`` (the registrations, each
-    checked alone; then the blocks, and maps entered otherwise)."""
-    return _having("gather")
+def rules(hook: str) -> tuple:
+    """The rules declared for ``hook``, in ORDER."""
+    declared = _registry()[hook]
+    return tuple(declared[idiom] for idiom in ORDER[hook])
 
 
-def site_rules() -> tuple:
-    """The idioms that check each override block (the first refusal stands):
-    ``check_site(planner, site)`` -> a Refusal, or None."""
-    return _having("check_site")
+def idiom_of(rule: Callable) -> Idiom:
+    """The idiom that declared ``rule``."""
+    return sys.modules[rule.__module__].IDIOM
 
 
-def settle_rules() -> tuple:
-    """The idioms whose refusals spread between blocks and registrations, run until nothing
-    changes: ``settle(planner)`` -> whether anything changed."""
-    return _having("settle")
-
-
-def finish_rules() -> tuple:
-    """The idioms that report once every block is decided and the runtime rules took theirs:
-    ``finish(planner)`` (appends to ``planner.diagnostics``)."""
-    return _having("finish")
-
-
-def call_rules() -> tuple:
-    """The idioms that convert one overridden op call themselves, whatever the registrations:
-    ``convert_call(builder, site, call, op, target)`` -> the name the call now calls, or None."""
-    return _having("convert_call")
-
-
-def registration_rules() -> tuple:
-    """The idioms that convert a registration and the calls of its op (the first that takes it):
-    ``convert_registration(builder, reg, calls)`` -> whether it did."""
-    return _having("convert_registration")
-
-
-def edit_rules() -> tuple:
-    """The idioms that edit a migrated module beyond its sites, once they are converted and the
-    code only they used is known dead: ``edit_module(builder)`` -> notes (diagnostics)."""
-    return _having("edit_module")
-
-
-def module_rules() -> tuple:
-    """The idioms that may replace a migrated module whole: ``rewrite_module(module, plan)`` ->
-    the new code, or None (under ``--use-runtime`` only where their IDIOM says ``runtime``)."""
-    return _having("rewrite_module")
-
-
+@functools.lru_cache(maxsize=None)
 def runtime_rules() -> tuple:
-    """The idiom modules that move blocks the inline rewrite refuses onto the runtime
-    (``--use-runtime``), in MODULES order. Each defines five functions: ``take(planner)`` (after
-    the planner settled: what it takes, a list), ``calls(taken)`` (the map calls it moved: no
-    refusal for them), ``emit_all(builder, taken)``,
-    and, for a refused block, ``hint(planner, call, site)`` (without ``--use-runtime``: the hint
-    that it would take the block) and ``why_not(planner, call, site)`` (under it: why not)."""
-    return _having("take")
+    """The ``--use-runtime`` takeovers of blocks the inline rewrite refuses, in ORDER: ``take``
+    after the planner settled (contract.Taken), ``calls`` (the map calls moved), ``emit_all``; and
+    for a refused block ``hint`` (without ``--use-runtime``: that it would take it) and ``why_not``
+    (under it: why not)."""
+    declared = _registry()
+    return tuple(RuntimeRule(idiom, *(declared[hook][idiom] for hook in RuntimeRule._fields[1:]))
+                 for idiom in _RUNTIME)
 
 
-def runtime_hint(planner, call, site) -> str:
+def runtime_hint(facts, call, site) -> str:
     """What a refusal adds about ``--use-runtime``: without it, that a runtime rule would take the
     block; under it, why none did; nothing where neither applies."""
-    rules = runtime_rules()
-    if planner.use_runtime:
-        why = next((w for rule in rules if (w := rule.why_not(planner, call, site))), None)
+    found = runtime_rules()
+    if facts.use_runtime:
+        why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
         return f" (--use-runtime does not take it: {why})" if why else ""
     if site is not None and site.refusal.says_runtime:
         return ""
-    hint = next((h for rule in rules if (h := rule.hint(planner, call, site))), None)
+    hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
     return f" ({hint})" if hint else ""

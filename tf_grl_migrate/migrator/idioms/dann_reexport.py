@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..nodes import _bound_name, _code, _is_docstring, _is_import_line, parsed_statement, star_exports
 from .base import Idiom
+from .contract import rule
 
 IDIOM = Idiom(
     name="dann_reexport",
@@ -17,6 +18,7 @@ IDIOM = Idiom(
 )
 
 
+@rule("rewrite_module")
 def rewrite_module(module: cst.Module, plan):
     """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
     builder class and a module-level instance of it, as the legacy module had.

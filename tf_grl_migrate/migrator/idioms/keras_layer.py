@@ -22,6 +22,7 @@ from ..nodes import _code, _is_docstring, _is_import_line, parsed_expression, pa
 from ...report import Diagnostic
 from ..traversal import QuickVisitor
 from .base import Idiom, source
+from .contract import rule
 
 IDIOM = Idiom(
     name="keras_layer",
@@ -53,19 +54,20 @@ MAKES_WEIGHTS = {"add_weight", "add_variable", "trainable_weights", "non_trainab
                  "_non_trainable_weights", "weights", "trainable_variables"}
 
 
+@rule("edit_module")
 def edit_module(builder) -> list[Diagnostic]:
     """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
     statements); the notes for what it cannot."""
-    planner = builder.p
+    facts = builder.facts
     notes = []
     respell_backend = _backend_reads(builder, notes)
-    for stmt in planner.module.body:
+    for stmt in facts.module.body:
         if _is_import_line(stmt):
-            new = _import_line(planner, stmt, respell_backend, notes)
+            new = _import_line(facts, stmt, respell_backend, notes)
             if new is not None:
                 builder.plan.replace_stmts[stmt] = new
-    for cls in (n for n in planner.collector.nodes if isinstance(n, cst.ClassDef)):
-        if _is_keras_layer(planner, cls):
+    for cls in (n for n in facts.nodes if isinstance(n, cst.ClassDef)):
+        if _is_keras_layer(facts, cls):
             _weights_lists(builder, cls, notes)
     return notes
 
@@ -77,11 +79,11 @@ def _engine_root(module: str) -> str | None:
     return None
 
 
-def _import_line(planner, stmt, respell_backend: set, notes: list):
+def _import_line(facts, stmt, respell_backend: set, notes: list):
     """The import line respelled for Keras 3, or None where it stays (a note where it cannot)."""
     if len(stmt.body) != 1:
         if any(_needs_respelling(small, respell_backend) for small in stmt.body):
-            notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}` holds several imports Keras 3 needs "
+            notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}` holds several imports Keras 3 needs "
                                               "respelled; put each on a line of its own and migrate again"))
         return None
     small = stmt.body[0]
@@ -89,10 +91,10 @@ def _import_line(planner, stmt, respell_backend: set, notes: list):
         module = _code(small.module)
         root = _engine_root(module)
         if root is not None:
-            return _engine_import(planner, stmt, small, module, root, notes)
+            return _engine_import(facts, stmt, small, module, root, notes)
         if module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend):
             if len(small.names) != 1:
-                notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: import `backend` on a line of its own "
+                notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: import `backend` on a line of its own "
                                                   "and migrate again (this module calls what only tensorflow.keras's "
                                                   "backend still has)"))
                 return None
@@ -101,7 +103,7 @@ def _import_line(planner, stmt, respell_backend: set, notes: list):
         for alias in small.names:
             name = _code(alias.name)
             if _engine_root(name) is not None:
-                notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
+                notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
                                                   "import what it needs from keras.layers or keras.models"))
                 return None
         if len(small.names) == 1 and _code(small.names[0].name) == "keras.backend" and small.names[0].asname \
@@ -111,23 +113,23 @@ def _import_line(planner, stmt, respell_backend: set, notes: list):
     return None
 
 
-def _engine_import(planner, stmt, small, module: str, root: str, notes: list):
+def _engine_import(facts, stmt, small, module: str, root: str, notes: list):
     if isinstance(small.names, cst.ImportStar):
-        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
                                           f"the names this module uses from {root}.layers or {root}.models"))
         return None
     names = [alias.name.value for alias in small.names]
     homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
     missing = [n for n, found in homes.items() if not found]
     if missing:
-        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
+        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
                                           f"{' and '.join(f'{root}.{h}' for h in HOMES)} have no "
                                           f"{', '.join(missing)}; import what the module needs from where Keras 3 "
                                           "has it"))
         return None
     home = homes[names[0]][0]
     if any(home not in found for found in homes.values()):
-        notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
                                           f"{', '.join(n for n, f in homes.items() if home in f)} from {root}.{home} "
                                           "and the rest from where Keras 3 has them, on lines of their own"))
         return None
@@ -152,17 +154,17 @@ def _backend_reads(builder, notes: list) -> set:
     module still calls what only Keras 2's backend had: those imports move to
     ``tensorflow.keras.backend``, which TF2 keeps with those functions. A name neither has gets a
     note at its use."""
-    planner = builder.p
-    bound = _backend_names(planner.module)
+    facts = builder.facts
+    bound = _backend_names(facts.module)
     if not bound:
         return set()
     names = ops.keras_names()
     respell = set()
-    for node in planner.collector.nodes:
+    for node in facts.nodes:
         if (not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name)
                 or node.value.value not in bound or builder.is_dead(node)):
             continue
-        for qualified in planner.qn(node, raw=True):
+        for qualified in facts.qn(node, raw=True):
             if not qualified.startswith("keras.backend.") or qualified.count(".") != 2:
                 continue
             attr = qualified.rsplit(".", 1)[1]
@@ -171,7 +173,7 @@ def _backend_reads(builder, notes: list) -> set:
             if f"tensorflow.keras.backend.{attr}" in names:
                 respell.add(node.value.value)
             else:
-                notes.append(_note(planner, node, f"`{_code(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
+                notes.append(_note(facts, node, f"`{_code(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
                                                   "nor does tf.keras's backend (TF2 has no sessions or placeholders): "
                                                   "write it for TF2"))
     return respell
@@ -194,20 +196,20 @@ def _backend_names(module: cst.Module) -> set:
     return found
 
 
-def _is_keras_layer(planner, cls: cst.ClassDef, depth: int = 3) -> bool:
+def _is_keras_layer(facts, cls: cst.ClassDef, depth: int = 3) -> bool:
     """A class deriving from a Keras ``Layer`` (Keras 2 or 3, ``tf.keras``, tf_keras), or from a
     class of this module that does."""
     for base in cls.bases:
         if base.keyword is not None:
             continue
-        for qualified in planner.qn(base.value, raw=True):
+        for qualified in facts.qn(base.value, raw=True):
             parts = qualified.split(".")
             if parts[-1] == "Layer" and parts[0] in ("keras", "tensorflow", "tf_keras"):
                 return True
         if depth and isinstance(base.value, cst.Name):
-            local = next((r.node for r in planner.referents(base.value)
+            local = next((r.node for r in facts.referents(base.value)
                           if isinstance(getattr(r, "node", None), cst.ClassDef)), None)
-            if local is not None and local is not cls and _is_keras_layer(planner, local, depth - 1):
+            if local is not None and local is not cls and _is_keras_layer(facts, local, depth - 1):
                 return True
     return False
 
@@ -232,16 +234,16 @@ class _LayerBody(QuickVisitor):
 def _weights_lists(builder, cls: cst.ClassDef, notes: list) -> None:
     """``self.trainable_weights = []`` in a layer's methods: dropped where the layer makes no
     weights (Keras tracks them itself; the line said "none"), else a note."""
-    planner = builder.p
+    facts = builder.facts
     body = _LayerBody()
     body.walk(cls)
     for stmt in body.lists:
         if body.weights:
-            notes.append(_note(planner, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
+            notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
                                               "weight lists, and this layer makes weights: make those that must not "
                                               "train with add_weight(..., trainable=False) and drop the line"))
             continue
-        block = planner.parents.get(stmt)
+        block = facts.parent(stmt)
         if [s for s in getattr(block, "body", ()) if not _is_docstring(s)] == [stmt]:
             builder.plan.replace_stmts[stmt] = parsed_statement("pass\n").with_changes(
                 leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
@@ -260,5 +262,5 @@ def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:
             and isinstance(assign.value, cst.List) and not assign.value.elements)
 
 
-def _note(planner, node, message: str) -> Diagnostic:
-    return Diagnostic(*planner.pos(node), "GRL201", "note: " + message)
+def _note(facts, node, message: str) -> Diagnostic:
+    return Diagnostic(*facts.pos(node), "GRL201", "note: " + message)

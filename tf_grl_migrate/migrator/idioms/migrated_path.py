@@ -14,6 +14,7 @@ import libcst as cst
 from ..nodes import _attributes, _code
 from ...report import Diagnostic
 from .base import Idiom, source
+from .contract import rule
 from .registered_gradient import tf2_name
 
 IDIOM = Idiom(
@@ -40,16 +41,17 @@ IDIOM = Idiom(
 )
 
 
+@rule("edit_module")
 def edit_module(builder) -> list[Diagnostic]:
     """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
     has in no form."""
-    planner = builder.p
+    facts = builder.facts
     regions = {}  # id -> node: the code looked at, each once
     for site in builder.sites:
-        regions.setdefault(id(site.with_node), _enclosing(planner, site.with_node))
-    for call in planner.moved:
-        regions.setdefault(id(call), _enclosing(planner, call))
-        for value in _receiver_values(planner, call.func.value):
+        regions.setdefault(id(site.with_node), _enclosing(facts, site.with_node))
+    for call in facts.moved:
+        regions.setdefault(id(call), _enclosing(facts, call))
+        for value in _receiver_values(facts, call.func.value):
             regions.setdefault(id(value), value)
     notes, seen = [], set()
     for region in regions.values():
@@ -57,23 +59,23 @@ def edit_module(builder) -> list[Diagnostic]:
             if id(attr) in seen or attr in builder.plan.renames or builder.is_dead(attr):
                 continue
             seen.add(id(attr))
-            found = tf2_name(planner, attr)
+            found = tf2_name(facts, attr)
             if isinstance(found, str):
                 builder.plan.renames[attr] = found
             elif found is not None:
-                notes.append(Diagnostic(*planner.pos(attr), "GRL204", (
+                notes.append(Diagnostic(*facts.pos(attr), "GRL204", (
                     f"note: `{_code(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
                     f"{found[0]} in any form{' (it was removed in 1.0)' if found[1] else ''}: rewrite that line "
                     "for TF2 by hand")))
     return notes
 
 
-def _enclosing(planner, node):
+def _enclosing(facts, node):
     """The function holding ``node`` (its header, defaults and decorators too), else the
     module-level statement it is in."""
     last = node
     while True:
-        parent = planner.parents.get(last)
+        parent = facts.parent(last)
         if parent is None or isinstance(parent, cst.Module):
             return last
         if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
@@ -81,23 +83,23 @@ def _enclosing(planner, node):
         last = parent
 
 
-def _receiver_values(planner, receiver, depth: int = 2) -> list:
+def _receiver_values(facts, receiver, depth: int = 2) -> list:
     """What a moved map call's receiver was assigned: ``self.graph = <value>`` anywhere in the
     module for ``self.graph`` (and what a name assigned so holds); for a name, its assignments,
     and the default of a parameter it is."""
     if isinstance(receiver, cst.Attribute):
-        values = [v for v in planner.collector.attr_values.get(receiver.attr.value, []) if v is not None]
+        values = [v for v in facts.attr_values.get(receiver.attr.value, []) if v is not None]
         return values + [w for v in values if isinstance(v, cst.Name) and depth
-                         for w in _receiver_values(planner, v, depth - 1)]
+                         for w in _receiver_values(facts, v, depth - 1)]
     if not isinstance(receiver, cst.Name):
         return []
     values = []
-    for ref in planner.referents(receiver):
-        found = planner.simple_assign_value(ref)
+    for ref in facts.referents(receiver):
+        found = facts.simple_assign_value(ref)
         if found is not None:
             values.append(found[1])
             continue
-        param = planner.parents.get(getattr(ref, "node", None))
+        param = facts.parent(getattr(ref, "node", None))
         if isinstance(param, cst.Param) and param.default is not None:
             values.append(param.default)
     return values

@@ -1,7 +1,7 @@
 """The override block itself, ``with <graph>.gradient_override_map({...}):``, whatever its targets:
 the map must be a literal the tool can read, the receiver provably a ``tf.Graph``, the map entered
 by ``with``, and every op the block makes of a mapped type a call (or ``*`` / ``-``) the rewrite
-can wrap; a block that makes none is dissolved. Its check (``check_site``, run by the planner on
+can wrap; a block that makes none is dissolved. Its check (``check_site``, run by the facts on
 every block) and its messages are here."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..sites import Registration, Site, _regs
 from ..traversal import QuickVisitor
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
+from .contract import Gathered, rule
 from ..verdicts import Refusal
 
 IDIOM = Idiom(
@@ -144,50 +145,50 @@ def phantom_keys(keys: str, hint: str) -> str:
             "was meant, write that gradient with @tf.custom_gradient")
 
 
-def gather(planner):
-    """A rule (idioms.gather_rules), after the registrations: every ``with`` block entering a
-    graph's map (a Site, checked by check_site), and a GRL111 or GRL113 for a map entered
-    otherwise: by a wrapper named like it, outside ``with`` (kept for the runtime rules, reported
-    at ``finish``), taken as a value, or the graph's private dict."""
-    in_with = {id(item.item) for _, item in planner.collector.withs}
-    wrappers = planner.collector.wrapper_calls()
-    wrapped_withs = {id(item.item): w for w, item in planner.collector.name_withs}
-    for call in wrappers:
+@rule("gather")
+def gather(facts) -> Gathered:
+    """After the registrations: every ``with`` block entering a graph's map (a Site, checked by
+    check_site), and a GRL111 or GRL113 for a map entered otherwise: by a wrapper named like it,
+    outside ``with`` (kept for the runtime rules, reported at ``finish``), taken as a value, or
+    the graph's private dict."""
+    found = Gathered()
+    in_with = {id(item.item) for _, item in facts.withs}
+    wrapped_withs = {id(item.item): w for w, item in facts.name_withs}
+    for call in facts.wrapper_calls():
         with_node = wrapped_withs.get(id(call))
         if with_node is not None:
-            planner.diagnostics.append(Diagnostic(*planner.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
+            found.diagnostics.append(Diagnostic(*facts.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
         else:
-            planner.diagnostics.append(Diagnostic(*planner.pos(call), "GRL111", OUTSIDE_WITH))
-    planner.loose_calls = [call for call in planner.collector.map_calls if id(call) not in in_with]
-    for node in taken_as_value(planner):
-        planner.diagnostics.append(Diagnostic(*planner.pos(node), "GRL111", TAKEN_AS_VALUE))
-    for node in planner.collector.private_refs:
-        planner.diagnostics.append(Diagnostic(*planner.pos(node), "GRL111", PRIVATE_MAP))
-    for with_node, item in planner.collector.withs:
-        site = Site(with_node, item)
-        planner.sites.append(site)
+            found.diagnostics.append(Diagnostic(*facts.pos(call), "GRL111", OUTSIDE_WITH))
+    found.loose_calls = [call for call in facts.map_calls if id(call) not in in_with]
+    for node in taken_as_value(facts):
+        found.diagnostics.append(Diagnostic(*facts.pos(node), "GRL111", TAKEN_AS_VALUE))
+    for node in facts.private_refs:
+        found.diagnostics.append(Diagnostic(*facts.pos(node), "GRL111", PRIVATE_MAP))
+    found.sites = [Site(with_node, item) for with_node, item in facts.withs]
+    return found
 
 
-def taken_as_value(planner) -> list:
+def taken_as_value(facts) -> list:
     """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
     ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
     found = []
-    for ref in planner.collector.map_refs:
-        holder = planner.parents.get(ref)
+    for ref in facts.map_refs:
+        holder = facts.parent(ref)
         called = isinstance(holder, cst.Call) and holder.func is ref
         stored = isinstance(holder, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
             getattr(holder, "target", None) is ref)
-        if not called and not stored and planner.is_graph(ref.value):
+        if not called and not stored and facts.is_graph(ref.value):
             found.append(ref)
-    for call in planner.collector.name_calls:
+    for call in facts.name_calls:
         if (call.func.value == "getattr" and len(call.args) >= 2
                 and isinstance(call.args[1].value, cst.SimpleString)
-                and call.args[1].value.evaluated_value == precheck.MARKER and planner.is_graph(call.args[0].value)):
+                and call.args[1].value.evaluated_value == precheck.MARKER and facts.is_graph(call.args[0].value)):
             found.append(call)
     return found
 
 
-def resolve_map(planner, arg):
+def resolve_map(facts, arg):
     """A dict literal, or a variable bound to one that nothing can change between binding and
     use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
     is removed later if nothing else uses it). A Refusal for a map that is
@@ -197,30 +198,31 @@ def resolve_map(planner, arg):
         return arg
     if not isinstance(arg, cst.Name):
         return None
-    refs = planner.referents(arg)
-    found = planner.simple_assign_value(refs[0]) if len(refs) == 1 else None
+    refs = facts.referents(arg)
+    found = facts.simple_assign_value(refs[0]) if len(refs) == 1 else None
     if found is None or not isinstance(found[1], cst.Dict):
         return None
     for access in refs[0].references:
-        holder = planner.parents.get(access.node)
+        holder = facts.parent(access.node)
         if not (isinstance(holder, cst.Arg) and holder.value is access.node
-                and planner.parents.get(holder) in planner.map_call_set):
-            line = planner.pos(access.node)[0]
+                and facts.is_map_call(facts.parent(holder))):
+            line = facts.pos(access.node)[0]
             return Refusal("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
-                              f"`{statement_code(planner, access.node)}`), so the literal is not what TF1 used; "
+                              f"`{statement_code(facts, access.node)}`), so the literal is not what TF1 used; "
                               "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
     return found[1]
 
 
-def statement_code(planner, node) -> str:
+def statement_code(facts, node) -> str:
     """The first line of the statement holding ``node``, for messages."""
     while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-        node = planner.parents.get(node)
+        node = facts.parent(node)
     return _code(node).strip().splitlines()[0] if node is not None else "?"
 
 
-def check_site(planner, site) -> tuple | None:
-    """A rule (idioms.site_rules): a block's Refusal, or None where the rewrite provably keeps TF1's
+@rule("check_site")
+def check_site(facts, site) -> Refusal | None:
+    """A block's Refusal, or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
     the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an
@@ -229,7 +231,7 @@ def check_site(planner, site) -> tuple | None:
     call = site.item.item
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return Refusal("GRL105", "gradient_override_map call does not take one dict argument")
-    mapping = resolve_map(planner, call.args[0].value)
+    mapping = resolve_map(facts, call.args[0].value)
     if isinstance(mapping, Refusal):
         return mapping
     if mapping is None:
@@ -251,23 +253,23 @@ def check_site(planner, site) -> tuple | None:
             site.phantoms.append(op_name)
             continue
         if op is None:
-            return unknown_op(op_name, hint=not planner.use_runtime)
-        target = targets.match_target(planner, element.value)
+            return unknown_op(op_name, hint=not facts.use_runtime)
+        target = targets.match_target(facts, element.value)
         if isinstance(target, Refusal):
-            return helper_hint_checked(planner, target, site, mapping)
+            return helper_hint_checked(facts, target, site, mapping)
         refusal = straight_through.check(op, target) if isinstance(target, ops.BuiltinGradient) else None
         if refusal:
             return refusal
         mapped.add(op_name)
         site.entries.append((op, target))
-    if not planner.is_graph(call.func.value):
+    if not facts.is_graph(call.func.value):
         return Refusal("GRL113", not_a_graph(_code(call.func)))
-    scan = body_scan(planner, site)
+    scan = body_scan(facts, site)
     by_hand = recipe(_code(mapping))
     if scan.opaque:
         node, what = scan.opaque[0]
         return Refusal("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
-                          f"{planner.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
+                          f"{facts.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
                           "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
                           f"in a @tf.custom_gradient function, {by_hand}")
     if scan.nested:
@@ -279,7 +281,7 @@ def check_site(planner, site) -> tuple | None:
         op_name = ops.operator_op_type(operator_spelling(node))
         if op_name not in mapped:
             continue
-        if wraps_operator(planner, node, op_name, by_type[op_name]):
+        if wraps_operator(facts, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
         return Refusal("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
@@ -288,102 +290,103 @@ def check_site(planner, site) -> tuple | None:
                           "'Add' or a registration of this module, so rewrite them by hand with "
                           "@tf.custom_gradient")
     for index, inner in enumerate(scan.calls):
-        names = planner.qn(inner.func, raw=True)
+        names = facts.qn(inner.func, raw=True)
         op = ops.op_type_of_callable(names)
         if op is None:
-            if makes_none_of(planner, inner, names, mapped):
+            if makes_none_of(facts, inner, names, mapped):
                 continue
-            inner, names = builder_call(planner, scan.calls[index:], mapped)
+            inner, names = builder_call(facts, scan.calls[index:], mapped)
             return Refusal("GRL101", f"the override block calls `{_code(inner.func)}`, which "
                               f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
                               f"those ops yourself in a @tf.custom_gradient function, {by_hand}")
         if op.name not in mapped:
             continue
-        refusal = check_call_arguments(planner, inner, op, by_type[op.name])
+        refusal = check_call_arguments(facts, inner, op, by_type[op.name])
         if refusal:
             return refusal
         site.calls.append((inner, op))
     site.calls.extend(operators)
-    here = planner.scopes.get(site.with_node)
+    here = facts.scope(site.with_node)
     visible = _enclosing_scopes(here)
     for op, target in [(op, reg) for op, entry in site.entries for reg in _regs(entry)]:
         registration = target.stmt if target.kind != "decorator" else target.fdef
-        if (planner.scopes.get(registration) not in visible
-                and not registered_gradient.reached_through_class(planner, target, here)):
-            where = ("cannot see it" if not isinstance(planner.scopes.get(registration), ClassScope) else
+        if (facts.scope(registration) not in visible
+                and not registered_gradient.reached_through_class(facts, target, here)):
+            where = ("cannot see it" if not isinstance(facts.scope(registration), ClassScope) else
                      "cannot see it (a class body's gradient function is called as `Class.function` only from "
                      "the methods of a plain, undecorated module-level class bound once)")
             return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
                               f"{where}; move it to module level and migrate again")
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
-        if (planner.scopes.get(registration) is here
-                and planner.where(registration) > planner.where(site.with_node)):
+        if (facts.scope(registration) is here
+                and facts.where(registration) > facts.where(site.with_node)):
             return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
-                              f"(line {planner.pos(registration)[0]}), so the migrated call would run before its "
+                              f"(line {facts.pos(registration)[0]}), so the migrated call would run before its "
                               "function exists; move the registration above the block and migrate again")
     return None
 
 
-def finish(planner):
-    """A rule (idioms.finish_rules), once every block is decided and the runtime rules took theirs:
-    each refused block's diagnostic (with what ``--use-runtime`` would do), a GRL111 for each map
-    entered outside ``with``, a GRL203 note for keys that are no op type."""
-    moved = planner.moved
-    for call in planner.loose_calls:
+@rule("finish")
+def finish(facts) -> list[Diagnostic]:
+    """Once every block is decided and the runtime rules took theirs: each refused block's
+    diagnostic (with what ``--use-runtime`` would do), a GRL111 for each map entered outside
+    ``with``, a GRL203 note for keys that are no op type."""
+    said = []
+    moved = facts.moved
+    for call in facts.loose_calls:
         if call not in moved:
-            planner.diagnostics.append(Diagnostic(*planner.pos(call), "GRL111", OUTSIDE_WITH
-                                               + runtime_hint(planner, call, None)))
-    for site in planner.sites:
+            said.append(Diagnostic(*facts.pos(call), "GRL111", OUTSIDE_WITH + runtime_hint(facts, call, None)))
+    for site in facts.sites:
         if site.item.item in moved:
             continue
         if site.refusal:
-            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), site.refusal.code,
-                                               site.refusal.text() + runtime_hint(planner, site.item.item, site)))
+            said.append(Diagnostic(*facts.pos(site.with_node), site.refusal.code,
+                                   site.refusal.text() + runtime_hint(facts, site.item.item, site)))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
             hint = f"'{meant[0]}' ops" if meant else "another gradient"
-            planner.diagnostics.append(Diagnostic(*planner.pos(site.with_node), "GRL203",
-                                               phantom_keys(keys, hint)))
+            said.append(Diagnostic(*facts.pos(site.with_node), "GRL203", phantom_keys(keys, hint)))
+    return said
 
 
-def helper_hint_checked(planner, refusal, site, mapping):
+def helper_hint_checked(facts, refusal, site, mapping):
     """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
     only where that would be enough: not where the block also hands control to code the tool
     cannot see (a model built there), which would then be refused all the same (GRL101)."""
     if refusal.hint("helper") is None:
         return refusal
-    shown = unseen_code(planner, site, mapping)
+    shown = unseen_code(facts, site, mapping)
     if shown is None:
         return refusal
     return refusal.with_hint("helper", f" (and the block also hands control to `{shown}`, code the tool cannot see)")
 
 
-def unseen_code(planner, site, mapping) -> str | None:
+def unseen_code(facts, site, mapping) -> str | None:
     """What in the block hands control to code the tool cannot see (a call, as spelled, or a
     ``yield`` / ``await`` / import / context manager / nested definition), or None: every
     call in it is one the tool can see into or provably makes none of the mapped types."""
     keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
             and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
             and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
-    scan = body_scan(planner, site)
+    scan = body_scan(facts, site)
     if scan.opaque:
         return scan.opaque[0][1]
     if scan.nested:
         return "a nested definition"
-    found = builder_call(planner, scan.calls, keys)
+    found = builder_call(facts, scan.calls, keys)
     return _code(found[0].func) if found is not None else None
 
 
-def builder_call(planner, calls, mapped):
+def builder_call(facts, calls, mapped):
     """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
     that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
     call that builds the model, ``VGG16(...)``)."""
     first = None
     for call in calls:
-        names = planner.qn(call.func, raw=True)
-        if ops.op_type_of_callable(names) is not None or makes_none_of(planner, call, names, mapped):
+        names = facts.qn(call.func, raw=True)
+        if ops.op_type_of_callable(names) is not None or makes_none_of(facts, call, names, mapped):
             continue
         if first is None:
             first = (call, names)
@@ -392,7 +395,7 @@ def builder_call(planner, calls, mapped):
     return first
 
 
-def wraps_operator(planner, node, op_name: str, target) -> bool:
+def wraps_operator(facts, node, op_name: str, target) -> bool:
     """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
     provides, or a registration of this module) is wrapped like a call when it provably creates
     that op: one operand is the result of a TensorFlow call that returns one Tensor (so
@@ -401,20 +404,20 @@ def wraps_operator(planner, node, op_name: str, target) -> bool:
         return False
     if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
         return False  # a registration picked by a name, or another module's: not for operators
-    return any(isinstance(side, cst.Call) and ops.returns_tensor(planner.qn(side.func, raw=True))
+    return any(isinstance(side, cst.Call) and ops.returns_tensor(facts.qn(side.func, raw=True))
                for side in (node.left, node.right))
 
 
-def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
+def makes_none_of(facts, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
     """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
     a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
     Sign block; never in an Identity or Cast map: TF creates those along argument- and
     dtype-dependent paths a float trace does not show, ``tf.to_float`` of an int); or a plain
     function of this module (``hard_sigmoid(x)``) whose body holds nothing else, followed three
     calls deep."""
-    if creates_no_op(planner, call, names):
+    if creates_no_op(facts, call, names):
         return True
-    if seen and enters_override(planner, call):
+    if seen and enters_override(facts, call):
         return True
     if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
         return ops.op_type_of_callable(names).name not in mapped
@@ -424,7 +427,7 @@ def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> b
         return False  # known only as called with its shape: `maxval=`, `dtype=` may make other ops
     if created is not None:  # not for Identity or Cast: TF makes them on argument- and dtype-dependent
         return not created & mapped and not mapped & {"Identity", "Cast"}  # paths a float trace misses
-    fdef = planner.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
+    fdef = facts.function_def_for(call.func) if isinstance(call.func, cst.Name) else None
     if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
         return False
     scan = BodyScan()
@@ -433,11 +436,11 @@ def makes_none_of(planner, call: cst.Call, names, mapped, seen=frozenset()) -> b
             ops.operator_op_type(operator_spelling(n)) in mapped
             for n in scan.operators):
         return False
-    return all(makes_none_of(planner, inner, planner.qn(inner.func, raw=True), mapped, seen | {fdef})
+    return all(makes_none_of(facts, inner, facts.qn(inner.func, raw=True), mapped, seen | {fdef})
                for inner in scan.calls)
 
 
-def enters_override(planner, call: cst.Call) -> bool:
+def enters_override(facts, call: cst.Call) -> bool:
     """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
     block calls: another override block, which makes no op as it is entered (its receiver's
     other calls and its body are scanned like any other code). The types it maps do not matter
@@ -445,13 +448,13 @@ def enters_override(planner, call: cst.Call) -> bool:
     Not in the block itself, where an inner map may give the outer block's types another
     gradient."""
     func = call.func
-    if planner.qn(func) & ops.DEFAULT_GRAPH:
+    if facts.qn(func) & ops.DEFAULT_GRAPH:
         return True
     return (isinstance(func, cst.Attribute) and func.attr.value == precheck.MARKER
-            and planner.is_graph(func.value))
+            and facts.is_graph(func.value))
 
 
-def creates_no_op(planner, call: cst.Call, names) -> bool:
+def creates_no_op(facts, call: cst.Call, names) -> bool:
     """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
     are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
     ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
@@ -463,13 +466,13 @@ def creates_no_op(planner, call: cst.Call, names) -> bool:
     if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "add")
             and isinstance(func.value, cst.Name)):
         return False
-    refs = planner.referents(func.value)
+    refs = facts.referents(func.value)
     return bool(refs) and all(
-        (found := planner.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
+        (found := facts.simple_assign_value(ref)) is not None and isinstance(found[1], (cst.List, cst.Set))
         for ref in refs)
 
 
-def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
+def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
     its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
     it), which the generated function passes on. A straight-through function is generated
@@ -486,20 +489,21 @@ def check_call_arguments(planner, call: cst.Call, op: ops.OpType, target):
         return None
     value = keywords[0].value
     if isinstance(target, ops.BuiltinGradient):
-        if not _is_plain(value) or isinstance(planner.scopes.get(call), ClassScope) and _load_names(value):
+        if not _is_plain(value) or isinstance(facts.scope(call), ClassScope) and _load_names(value):
             return Refusal("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
                               "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
 
-def body_scan(planner, site) -> "BodyScan":
+def body_scan(facts, site) -> "BodyScan":
     """Every call, operator and nested definition in a block's body, found once per block."""
-    scan = planner.scans.get(site.with_node)
-    if scan is None:
-        scan = planner.scans[site.with_node] = BodyScan()
+    def scan() -> BodyScan:
+        found = BodyScan()
         for stmt in site.with_node.body.body:
-            scan.walk(stmt)
-    return scan
+            found.walk(stmt)
+        return found
+
+    return facts.memo(("body_scan", site.with_node), scan)
 
 
 class BodyScan(QuickVisitor):

@@ -26,6 +26,7 @@ from ..nodes import parsed_expression, with_keywords
 from ..sites import Site, _is_string_literal
 from . import override_block
 from .base import Idiom
+from .contract import Taken, rule
 
 IDIOM = Idiom(
     name="py_func",
@@ -50,34 +51,39 @@ class PyFuncSite:
     types: tuple
 
 
-def take(planner) -> list:
-    return [found for site in planner.sites if site.refusal and (found := match(planner, site)) is not None]
+@rule("take")
+def take(facts) -> Taken:
+    return Taken([found for site in facts.sites if site.refusal and (found := match(facts, site)) is not None])
 
 
-def calls(taken) -> list:
-    return [found.site.item.item for found in taken]
+@rule("calls")
+def calls(taken: Taken) -> list:
+    return [found.site.item.item for found in taken.taken]
 
 
-def emit_all(builder, taken) -> None:
-    for found in taken:
+@rule("emit_all")
+def emit_all(builder, taken: Taken) -> None:
+    for found in taken.taken:
         emit(builder, found)
 
 
-def hint(planner, call, site) -> str | None:
-    return HINT if site is not None and match(planner, site) is not None else None
+@rule("hint")
+def hint(facts, call, site) -> str | None:
+    return HINT if site is not None and match(facts, site) is not None else None
 
 
-def why_not(planner, call, site) -> None:
+@rule("why_not")
+def why_not(facts, call, site) -> None:
     return None  # a block that is not the recipe is the runtime map's to take or explain
 
 
-def match(planner, site: Site) -> PyFuncSite | None:
+def match(facts, site: Site) -> PyFuncSite | None:
     call = site.item.item
     if site.item.asname is not None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
         return None
-    if not planner.is_graph(call.func.value):
+    if not facts.is_graph(call.func.value):
         return None
-    mapping = override_block.resolve_map(planner, call.args[0].value)
+    mapping = override_block.resolve_map(facts, call.args[0].value)
     if not isinstance(mapping, cst.Dict) or not mapping.elements:
         return None
     types, values = [], []
@@ -87,8 +93,8 @@ def match(planner, site: Site) -> PyFuncSite | None:
             return None
         types.append(element.key.evaluated_value)
         values.append(element.value)
-    key = planner.key(values[0])
-    if key is None or key[0] != "var" or any(planner.key(v) != key for v in values):
+    key = facts.key(values[0])
+    if key is None or key[0] != "var" or any(facts.key(v) != key for v in values):
         return None
     body = site.with_node.body.body
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
@@ -97,20 +103,20 @@ def match(planner, site: Site) -> PyFuncSite | None:
     made = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
     if isinstance(small, cst.Assign) and len(small.targets) != 1:
         return None
-    if not (isinstance(made, cst.Call) and planner.qn(made.func) & PY_FUNC and _tf1_arguments(made)):
+    if not (isinstance(made, cst.Call) and facts.qn(made.func) & PY_FUNC and _tf1_arguments(made)):
         return None
-    registration = next((r for r in planner.registrations if r.kind in ("call", "factory") and r.name_key == key
+    registration = next((r for r in facts.registrations if r.kind in ("call", "factory") and r.name_key == key
                          and r.stmt is not None), None)
     if registration is None:
         return None
     grad = registration.stmt.body[0].value.args[0].value
     if not isinstance(grad, (cst.Name, cst.Attribute)):
         return None
-    here = planner.scopes.get(site.with_node)
-    if (planner.scopes.get(registration.stmt) is not here
-            or planner.where(registration.stmt) > planner.where(site.with_node)):
+    here = facts.scope(site.with_node)
+    if (facts.scope(registration.stmt) is not here
+            or facts.where(registration.stmt) > facts.where(site.with_node)):
         return None
-    uses = [a for ref in planner.referents(values[0]) for a in ref.references]
+    uses = [a for ref in facts.referents(values[0]) for a in ref.references]
     if len(uses) != len(values) + 1:  # the registration and the map read the name, nothing else
         return None
     return PyFuncSite(site, made, registration.stmt, grad, tuple(dict.fromkeys(types)))

@@ -10,7 +10,7 @@ import textwrap
 
 import libcst as cst
 
-from .. import facts
+from ..facts import External
 from ...knowledge import ops
 from ..nodes import _attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names, parsed_expression, parsed_statement
 from ...report import Diagnostic
@@ -18,6 +18,7 @@ from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
 from .base import Idiom, source
+from .contract import Gathered, Settled, rule
 from ..verdicts import Refusal
 
 _BLOCK = '''
@@ -112,74 +113,92 @@ IDIOM = Idiom(
 
 
 # -- decide: gather the registrations, check each, and what their uses ask -------------------------
-def gather(planner):
-    """A rule (idioms.gather_rules): every registration of the module, each checked alone, and
-    those other modules of the run use."""
-    find(planner)
-    for reg in planner.registrations:
-        check(planner, reg)
-    apply_exports(planner)
+@rule("gather")
+def gather(facts) -> Gathered:
+    """Every registration of the module, each checked alone, and what other modules of the run
+    ask of those they use."""
+    found = Gathered()
+    for reg, refusal in find(facts):
+        refusal = refusal or check(facts, reg)
+        refusal = use_elsewhere(facts, reg, refusal)
+        found.registrations.append(reg)
+        if refusal is not None:
+            found.verdicts.append((reg, refusal))
+    return found
 
 
-def settle(planner) -> bool:
-    """A rule (idioms.settle_rules), run until nothing changes: what the uses of each registration
-    ask of it (check_uses); one module's blocks using a gradient registered elsewhere stand or fall
-    together (GRL110); a name's choices are called alike, so one maker among them makes them all
-    makers. True when something changed."""
-    changed = False
-    for reg in planner.registrations:
-        if reg.refusal is None and check_uses(planner, reg):
-            changed = True
-    refused = {t for s in planner.sites if s.refusal for _, t in s.entries if isinstance(t, facts.External)}
-    for site in planner.sites:
-        hit = next((t for _, t in site.entries if t in refused), None)
-        if hit is not None and not site.refusal:
-            site.refusal = Refusal("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
-                                      f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
-                                      "this one is left as it is too")
-            changed = True
-    for site in planner.sites:
+@rule("settle")
+def settle(facts) -> Settled:
+    """Run until nothing changes: what the uses of each registration ask of it (check_uses); one
+    module's blocks using a gradient registered elsewhere stand or fall together (GRL110); a
+    name's choices are called alike, so one maker among them makes them all makers."""
+    settled = Settled()
+    decided: dict = {}  # record -> the Refusal given this round
+
+    def refused(record):
+        return record.refusal or decided.get(record)
+
+    def give(record, refusal):
+        if refusal is not None and not refused(record):
+            decided[record] = refusal
+            settled.verdicts.append((record, refusal))
+
+    for reg in facts.registrations:
+        if not refused(reg):
+            changed, refusal = check_uses(facts, reg, refused)
+            give(reg, refusal)
+            settled.changed |= changed
+    failed = {t for s in facts.sites if refused(s) for _, t in s.entries if isinstance(t, External)}
+    for site in facts.sites:
+        hit = next((t for _, t in site.entries if t in failed), None)
+        if hit is not None and not refused(site):
+            give(site, Refusal("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
+                                         f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
+                                         "this one is left as it is too"))
+    for site in facts.sites:
         for _, target in site.entries:
             if isinstance(target, Dispatch) and any(r.maker for r in target.choices.values()):
                 for r in target.choices.values():
-                    if not r.maker and r.refusal is None:
-                        make_maker(planner, r, "it is chosen by a name with another that is")
-                        changed = True
-    return changed
+                    if not r.maker and not refused(r):
+                        give(r, make_maker(facts, r, "it is chosen by a name with another that is"))
+                        settled.changed = True
+    settled.changed |= bool(settled.verdicts)
+    return settled
 
 
-def find(planner):
-    """Every registration of the module: ``@RegisterGradient(name)`` on a def, and the call forms
-    ``RegisterGradient(name)(fn)`` and ``RegisterGradient(name)(factory(...))``."""
-    for fdef in planner.collector.defs:
+def find(facts) -> list:
+    """Every registration of the module, with the refusal of one whose function is not found:
+    ``@RegisterGradient(name)`` on a def, and the call forms ``RegisterGradient(name)(fn)`` and
+    ``RegisterGradient(name)(factory(...))``."""
+    found = []
+    for fdef in facts.defs:
         for dec in fdef.decorators:
             call = dec.decorator
-            if isinstance(call, cst.Call) and planner.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
-                planner.registrations.append(
-                    Registration(planner.key(call.args[0].value), fdef, "decorator", decorator=dec,
-                                 name_expr=call.args[0].value)
-                )
-    for stmt in planner.collector.exprs:
+            if isinstance(call, cst.Call) and facts.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
+                found.append((Registration(facts.key(call.args[0].value), fdef, "decorator", decorator=dec,
+                                           name_expr=call.args[0].value), None))
+    for stmt in facts.exprs:
         outer = stmt.body[0].value
         if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
             continue
         inner = outer.func
-        if not (planner.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
+        if not (facts.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
             continue
         name_expr, target = inner.args[0].value, outer.args[0].value
-        reg = Registration(planner.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
+        reg = Registration(facts.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
         if isinstance(target, cst.Name):
-            reg.fdef = planner.function_def_for(target)
+            reg.fdef = facts.function_def_for(target)
         elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
-            factory = planner.function_def_for(target.func)
+            factory = facts.function_def_for(target.func)
             reg.kind, reg.factory_call = "factory", target
-            reg.fdef = factory_product(planner, factory) if factory is not None else None
-        if reg.fdef is None:
-            reg.refusal = Refusal("GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
-        planner.registrations.append(reg)
+            reg.fdef = factory_product(facts, factory) if factory is not None else None
+        missing = None if reg.fdef is not None else Refusal(
+            "GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+        found.append((reg, missing))
+    return found
 
 
-def factory_product(planner, factory: cst.FunctionDef):
+def factory_product(facts, factory: cst.FunctionDef):
     """``def make(l): def g(op, grad): ...; return g`` -> g."""
     body = factory.body.body
     if not body or not isinstance(factory.body, cst.IndentedBlock):
@@ -196,12 +215,10 @@ def factory_product(planner, factory: cst.FunctionDef):
     return None
 
 
-def check(planner, reg: Registration):
+def check(facts, reg: Registration) -> Refusal | None:
     """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
     as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
-    can be kept or renamed."""
-    if reg.refusal:
-        return
+    can be kept or renamed. The refusal, or None."""
     fdef = reg.fdef
     params = fdef.params
     plain = params.params
@@ -212,22 +229,19 @@ def check(planner, reg: Registration):
                    "gradient is taken; give it the signature (op, grad) and migrate again")
         else:
             why = "write its @tf.custom_gradient by hand"
-        reg.refusal = Refusal("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
-        return
+        return Refusal("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
     if reg.kind == "decorator" and len(fdef.decorators) != 1:
-        reg.refusal = Refusal("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
+        return Refusal("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
                                  "registration; migrate it by hand")
-        return
     op_name = plain[0].name
-    fscope = planner.scopes.get(fdef.body.body[0]) if fdef.body.body else None
+    fscope = facts.scope(fdef.body.body[0]) if fdef.body.body else None
     if fscope is None:
-        reg.refusal = Refusal("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
-        return
+        return Refusal("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
     for assignment in fscope.assignments[op_name.value]:
         for access in assignment.references:
             node = access.node
-            attr = planner.parents.get(node)
-            sub = planner.parents.get(attr)
+            attr = facts.parent(node)
+            sub = facts.parent(attr)
             ok = (
                 isinstance(attr, cst.Attribute) and attr.value is node and attr.attr.value in ("inputs", "outputs")
                 and isinstance(sub, cst.Subscript) and sub.value is attr and len(sub.slice) == 1
@@ -238,7 +252,7 @@ def check(planner, reg: Registration):
                      and attr.attr.value in ("inputs", "outputs") and not ok
                      and not (isinstance(sub, cst.Attribute) and sub.value is attr)
                      and not (isinstance(sub, cst.Subscript) and sub.value is attr))
-            line = planner.parents.get(attr)
+            line = facts.parent(attr)
             if (isinstance(attr, cst.Del) and attr.target is node and isinstance(line, cst.SimpleStatementLine)
                     and len(line.body) == 1):  # `del op  # unused`: the converted function has no op
                 reg.dropped.append(line)
@@ -250,62 +264,59 @@ def check(planner, reg: Registration):
                 continue
             if not ok:
                 shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
-                line = planner.pos(node)[0]
-                reg.refusal = Refusal(
+                line = facts.pos(node)[0]
+                return Refusal(
                     "GRL103",
                     f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
                     "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] map onto it); "
                     "rewrite it by hand with @tf.custom_gradient",
                 )
-                return
             index = int(sub.slice[0].slice.value.value)
             kind = "in" if attr.attr.value == "inputs" else "out"
             if kind == "out" and index != 0:
-                reg.refusal = Refusal("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
-                return
+                return Refusal("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
             reg.op_refs[sub] = (kind, index)
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
-    reg.refusal = tf2_spelling(planner, reg)
-    check_def_name(planner, reg)
+    return tf2_spelling(facts, reg) or check_def_name(facts, reg)
 
 
-def check_def_name(planner, reg: Registration):
+def check_def_name(facts, reg: Registration) -> Refusal | None:
     """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
     "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
     would shadow the first at every call. Such a function gets a fresh name, unless the name is
     also read somewhere (renaming would break that reader): then it is refused."""
-    if reg.refusal or reg.kind == "factory":
-        return
-    bindings = planner.scopes.get(reg.fdef).assignments[reg.fdef.name.value]
+    if reg.kind == "factory":
+        return None
+    bindings = facts.scope(reg.fdef).assignments[reg.fdef.name.value]
     if len(bindings) < 2:
-        return
+        return None
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
     if readers:
-        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
-                                 f"read (line {planner.pos(readers[0])[0]}), so renaming either would break that; "
+        return Refusal("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+                                 f"read (line {facts.pos(readers[0])[0]}), so renaming either would break that; "
                                  "give each gradient function its own name and migrate again")
-        return
     reg.rename = True
+    return None
 
 
-def tf2_spelling(planner, reg: Registration):
+def tf2_spelling(facts, reg: Registration):
     """TF2's spelling of the TF1 names and keywords in a gradient function's body, found once
     (``reg.renames``, ``reg.keywords``): the GRL114 refusal where one has no TF2 form, else None.
     The inline rewrite moves the body; the runtime map keeps it (idioms/runtime_map), and asks this
     also of a registration refused for another reason first."""
     if not reg.tf2_checked:
         reg.tf2_checked = True
-        reg.tf2_refusal = _removed_aliases(planner, reg) or _keywords(planner, reg)
+        reg.tf2_refusal = _removed_aliases(facts, reg) or _keywords(facts, reg)
     return reg.tf2_refusal
 
 
-def _removed_aliases(planner, reg: Registration):
+def _removed_aliases(facts, reg: Registration):
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
     (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
     for attr in _attributes(reg.fdef.body):
-        found = tf2_name(planner, attr)
+        found = tf2_name(facts, attr)
         if found is None:
             continue
         if isinstance(found, str):
@@ -313,24 +324,24 @@ def _removed_aliases(planner, reg: Registration):
             continue
         qualified, removed = found
         if removed:
-            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) uses "
+            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(attr)[0]}) uses "
                               f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                               "for; rewrite that line by hand, then migrate again")
-        return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(attr)[0]}) "
+        return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(attr)[0]}) "
                           f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                           f"({qualified}); rewrite that line by hand, then migrate again")
     return None
 
 
-def tf2_name(planner, attr: cst.Attribute):
+def tf2_name(facts, attr: cst.Attribute):
     """TF2's spelling of a dotted TensorFlow name: None where TF2 has it as written; else the new
     text: a name TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) its TF2 name, an
     underscored wrapper of a hidden op (``gen_nn_ops._relu_grad``) its TF2 name, a TF1-only name
     (``tf.random_uniform``) the ``tf.compat.v1`` one (the very object TF1 had); or, where TF2 has it
     in no form, (the qualified name, whether 1.0 removed it)."""
-    found = ops.removed_alias(planner.qn(attr))
+    found = ops.removed_alias(facts.qn(attr))
     if found is None:
-        missing = sorted(q for q in planner.qn(attr, raw=True)
+        missing = sorted(q for q in facts.qn(attr, raw=True)
                          if q.startswith("tensorflow.") and not ops.exists_in_tf2(q))
         if not missing:
             return None
@@ -344,26 +355,26 @@ def tf2_name(planner, attr: cst.Attribute):
     old, new = found
     if new is None:
         return f"tensorflow.{old}", True
-    if any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(attr, raw=True)):
+    if any(q.startswith("tensorflow.compat.v1.") for q in facts.qn(attr, raw=True)):
         new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
     return _respelled(attr, old, new)
 
 
-def _keywords(planner, reg: Registration):
+def _keywords(facts, reg: Registration):
     """Keywords TF2 renamed or dropped in the calls the body makes (``tf.reduce_mean(...,
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
     tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
     ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
     for call in _calls(reg.fdef.body):
-        if call.func in reg.renames or any(q.startswith("tensorflow.compat.v1.") for q in planner.qn(call.func, raw=True)):
+        if call.func in reg.renames or any(q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)):
             continue
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if len(positional) != sum(1 for a in call.args if a.keyword is None):
             positional = []  # *args: nothing to say about positions
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
-        changes, why = ops.keyword_changes(planner.qn(call.func), len(positional), keywords)
+        changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
-            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {planner.pos(call)[0]}) "
+            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(call)[0]}) "
                               f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
                               f"take: {why}; rewrite that call by hand, then migrate again")
         for i, arg in enumerate(positional):
@@ -375,54 +386,51 @@ def _keywords(planner, reg: Registration):
     return None
 
 
-def check_uses(planner, reg: Registration) -> bool:
-    """What the uses of one registration ask of its converted function; refuse (or make it a
-    maker) when one plain custom-gradient function cannot serve them all. True when changed."""
-    users = [s for s in planner.sites if any(reg in _regs(t) for _, t in s.entries)]
-    if any(s.refusal for s in users):
-        reg.refusal = Refusal("GRL110", "another block using the same gradient registration could not be migrated, "
-                                 "so this one is left as it is too")
-        return True
+def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]:
+    """What the uses of one registration ask of its converted function: (whether anything
+    changed, the refusal where one plain custom-gradient function cannot serve them all);
+    it may make ``reg`` a maker instead. ``refused(record)``: its refusal so far."""
+    users = [s for s in facts.sites if any(reg in _regs(t) for _, t in s.entries)]
+    if any(refused(s) for s in users):
+        return True, Refusal("GRL110", "another block using the same gradient registration could not be "
+                                       "migrated, so this one is left as it is too")
     entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
-        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with different "
-                                 f"numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
-        return True
+        return True, Refusal("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with "
+                                       f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
     names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
     passes_name = any(n is not None for n in names)
     literal = all(n is None or _is_string_literal(parsed_expression(n)) for n in names)
     if not reg.maker:
         if len(op_types) > 1:
-            return make_maker(planner, reg, f"it is the override gradient of several op types "
-                                        f"({', '.join(sorted(op_types))})")
+            return True, make_maker(facts, reg, f"it is the override gradient of several op types "
+                                                f"({', '.join(sorted(op_types))})")
         if passes_name and (len(names) > 1 or not literal):
-            return make_maker(planner, reg, "its uses pass `name=` values that differ or are not string literals")
+            return True, make_maker(facts, reg, "its uses pass `name=` values that differ or are not string literals")
         if any(isinstance(t, Dispatch) and reg in t.choices.values() for s, _ in entries for _, t in s.entries):
-            return make_maker(planner, reg, "it is chosen by a name")
+            return True, make_maker(facts, reg, "it is chosen by a name")
     if reg.maker and passes_name and not reg.maker_name:
         reg.maker_name = True  # the maker passes each use's `name=` to the op it makes
-        return True
-    return False
+        return True, None
+    return False, None
 
 
-def make_maker(planner, reg: Registration, why: str) -> bool:
-    """Convert ``reg`` to a maker of custom-gradient functions: ``fn(forward, name=...)``."""
-    if operator_use(planner, reg):
-        reg.refusal = Refusal("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
+def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
+    """Make ``reg`` a maker of custom-gradient functions, ``fn(forward, name=...)``, or refuse it."""
+    if operator_use(facts, reg):
+        return Refusal("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
                                  f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
                                  "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
-        return True
     if reg.kind == "factory":
-        reg.refusal = Refusal("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
-    else:
-        reg.maker = True
-    return True
+        return Refusal("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
+    reg.maker = True
+    return None
 
 
-def operator_use(planner, reg: Registration) -> bool:
+def operator_use(facts, reg: Registration) -> bool:
     """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
-    for site in planner.sites:
+    for site in facts.sites:
         by_type = {op.name: target for op, target in site.entries}
         if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type[op.name])
                for call, op in site.calls):
@@ -430,15 +438,15 @@ def operator_use(planner, reg: Registration) -> bool:
     return False
 
 
-def reached_through_class(planner, reg: Registration, here) -> bool:
+def reached_through_class(facts, reg: Registration, here) -> bool:
     """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
     class, beside the methods) is called from the class's own methods as ``Class.function``:
     the class is a plain module-level class bound once, and no scope between the method and the
     module rebinds its name. Sets ``reg.owner``."""
-    fscope = planner.scopes.get(reg.fdef)
+    fscope = facts.scope(reg.fdef)
     if reg.kind != "decorator" or not isinstance(fscope, ClassScope):
         return False
-    cdef = planner.parents.get(planner.parents.get(reg.fdef))  # def -> IndentedBlock -> ClassDef
+    cdef = facts.parent(facts.parent(reg.fdef))  # def -> IndentedBlock -> ClassDef
     if not isinstance(cdef, cst.ClassDef) or cdef.decorators or not isinstance(fscope.parent, GlobalScope):
         return False
     cname = cdef.name.value
@@ -458,49 +466,52 @@ def reached_through_class(planner, reg: Registration, here) -> bool:
     return True
 
 
-def apply_exports(planner):
-    """Registrations other modules of the run use (facts.Export): converted to makers whatever
-    their local uses, or kept (with every local use) when a use elsewhere is not migrated."""
-    exports = {e.function: e for e in planner.links.exports}
-    for reg in planner.registrations if exports else ():
-        if reg.fdef is None:  # a call registration whose function was not found: refused already
-            continue
-        export = exports.get(reg.fdef.name.value)
-        if export is None or not isinstance(planner.scopes.get(reg.fdef), GlobalScope):
-            continue
-        reg.export = export
-        if export.refusal:
-            reg.refusal = reg.refusal or Refusal("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
-                                                    f"as it is: {export.refusal.text()}",
-                                                    says_runtime=export.refusal.says_runtime)
-            continue
-        if reg.kind == "factory" or reg.rename:
-            reg.refusal = reg.refusal or Refusal("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
-                                                    f"({', '.join(export.used_in)}) but cannot be converted "
-                                                    "under its own name; migrate it by hand")
-            continue
-        reg.maker = reg.maker_name = True
-        reg.arity = export.arity
+def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal | None:
+    """A registration other modules of the run use (facts.Export): converted to a maker whatever
+    its local uses, or kept (with every local use) when a use elsewhere is not migrated. Its
+    refusal (``refusal``, the one it had already, where it had one)."""
+    exports = {e.function: e for e in facts.links.exports}
+    if not exports or reg.fdef is None:  # a call registration whose function was not found: refused already
+        return refusal
+    export = exports.get(reg.fdef.name.value)
+    if export is None or not isinstance(facts.scope(reg.fdef), GlobalScope):
+        return refusal
+    reg.export = export
+    if export.refusal:
+        return refusal or Refusal("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
+                                            f"as it is: {export.refusal.text()}",
+                                  says_runtime=export.refusal.says_runtime)
+    if reg.kind == "factory" or reg.rename:
+        return refusal or Refusal("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
+                                            f"({', '.join(export.used_in)}) but cannot be converted "
+                                            "under its own name; migrate it by hand")
+    reg.maker = reg.maker_name = True
+    return refusal
 
 
-def finish(planner):
-    """A rule (idioms.finish_rules), once the blocks are decided: a registration no block of this module (or, in a run over a tree, of the modules linked
-    to it) uses is kept as it is: other modules may use it. Said once, as a note."""
-    for reg in planner.registrations:
+@rule("finish")
+def finish(facts) -> list[Diagnostic]:
+    """Once the blocks are decided: a registration no block of this module (or, in a run over a
+    tree, of the modules linked to it) uses is kept as it is: other modules may use it. Said
+    once, as a note."""
+    said = []
+    for reg in facts.registrations:
         if reg.export is not None or reg.name_expr is None:
             continue
         spelled = _code(reg.name_expr)
         value = reg.name_key[1] if reg.name_key and reg.name_key[0] == "str" else None
-        if any(reg in _regs(t) for s in planner.sites for _, t in s.entries) or any(
-                spelled in _code(s.item) for s in planner.sites) or value is None or planner.source.count(value) > 1:
+        if any(reg in _regs(t) for s in facts.sites for _, t in s.entries) or any(
+                spelled in _code(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
         anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
-        planner.diagnostics.append(Diagnostic(*planner.pos(anchor), "GRL202", (
+        said.append(Diagnostic(*facts.pos(anchor), "GRL202", (
             f"note: the gradient registered as {spelled} is used by no override block of this file, so it "
             "is kept as it is; if other modules use it, run the tool on them together with this one")))
+    return said
 
 
 # -- emit -------------------------------------------------------------------------------------------
+@rule("convert_registration")
 def convert_registration(builder, reg, calls) -> bool:
     """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
     name = builder.called_as(reg)
@@ -515,8 +526,9 @@ def emit(builder, reg):
     same body, ``op.inputs`` / ``op.outputs`` mapped; the registration itself (decorator, call
     statement, a guard around it, a factory's name argument) goes."""
     fdef = reg.fdef
+    conversion = builder.conversion(reg)
     used = set(reg.body_names)
-    inputs = [_fresh(n, used) for n in input_names(reg.arity)]
+    inputs = [_fresh(n, used) for n in input_names(conversion.arity)]
     output = _fresh("y", used) if reg.uses_output else None
     grad_fn = _fresh("grad_fn", used)
     for line in reg.dropped:
@@ -526,8 +538,8 @@ def emit(builder, reg):
         if index is None:  # the whole op.inputs / op.outputs
             builder.plan.renames[sub] = f"[{', '.join(inputs) if kind == 'in' else output}]"
             continue
-        if kind == "in" and index >= reg.arity:
-            raise SafetyError(f"op.inputs[{index}] of a {reg.arity}-input op")
+        if kind == "in" and index >= conversion.arity:
+            raise SafetyError(f"op.inputs[{index}] of a {conversion.arity}-input op")
         builder.plan.op_refs[sub] = inputs[index] if kind == "in" else output
     grad_param = fdef.params.params[1].name.value
     defined = builder.callable_name(reg) if reg.rename else fdef.name.value
@@ -541,11 +553,11 @@ def emit(builder, reg):
                 f"    @{builder.tf}.custom_gradient\n    def {wrapped}({', '.join(inputs)}):\n")
         foot = f"    return {wrapped}\n"
     else:
-        keyword = "" if reg.name_keyword is None else f", name={reg.name_keyword}"
-        if isinstance(reg.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
-            forward = f"{inputs[0]}{_code(reg.forward)}{inputs[1]}"
+        keyword = "" if conversion.name_keyword is None else f", name={conversion.name_keyword}"
+        if isinstance(conversion.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
+            forward = f"{inputs[0]}{_code(conversion.forward)}{inputs[1]}"
         else:
-            forward = f"{builder.spelled(reg.forward)}({', '.join(inputs)}{keyword})"
+            forward = f"{builder.spelled(conversion.forward)}({', '.join(inputs)}{keyword})"
         head = f"@{builder.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
         foot = ""
     if output:
@@ -579,20 +591,20 @@ def emit(builder, reg):
         builder.plan.remove(reg.stmt)
     else:
         builder.plan.remove(reg.name_expr)
-        assign = parsed_statement(f"{reg.callable_name} = {_code(reg.factory_call)}\n")
+        assign = parsed_statement(f"{builder.callable_name(reg)} = {_code(reg.factory_call)}\n")
         builder.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
 
 
 def hoist_guard(builder, reg):
     """``if name not in registered: @RegisterGradient(name) ...; registered.add(name)`` -> the body."""
-    block = builder.p.parents.get(reg.fdef)
-    guard = builder.p.parents.get(block)
+    block = builder.facts.parent(reg.fdef)
+    guard = builder.facts.parent(block)
     if not (isinstance(guard, cst.If) and guard.orelse is None and isinstance(guard.test, cst.Comparison)):
         return
     test = guard.test
     if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.NotIn):
         return
-    if builder.p.key(test.left) != reg.name_key:
+    if builder.facts.key(test.left) != reg.name_key:
         return
     registry = _code(test.comparisons[0].comparator)
     builder.plan.hoisted_ifs.add(guard)

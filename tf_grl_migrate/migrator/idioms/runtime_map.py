@@ -25,6 +25,7 @@ from ..sites import Dispatch, Registration, _is_string_literal
 from ..targets import match_target
 from . import override_block, registered_gradient
 from .base import Idiom
+from .contract import Taken, rule
 from ..verdicts import Refusal
 
 IDIOM = Idiom(
@@ -47,57 +48,51 @@ KEPT = Refusal("GRL110", "a block moved onto tf_grl_migrate.gradient_override_ma
 ALL = "all"  # a block whose targets are not known: every registration of the module may be named
 
 
-def take(planner) -> list:
-    """The map calls (``with`` items, and calls entered by hand) that move onto the runtime map;
-    the registrations they may name are kept (refused for the inline rewrite, whose other blocks
-    using them then move too)."""
-    taken = planner.moved  # by the rules before this one
+@rule("take")
+def take(facts) -> Taken:
+    """The map calls (``with`` items, and calls entered by hand) that move onto the runtime map,
+    and the registrations they may name, kept (refused for the inline rewrite with KEPT, whose
+    other blocks using them then move too: the planner settles and asks again)."""
+    moved = facts.moved  # by the rules before this one
     chosen: dict = {}
-    while True:
-        changed = False
-        for site in planner.sites:
-            call = site.item.item
-            if site.refusal and call not in chosen and call not in taken and eligible(planner, call, site) is None:
-                chosen[call] = targets(planner, call)
-                changed = True
-        for call in planner.loose_calls:
-            if call not in chosen and eligible(planner, call, None) is None:
-                chosen[call] = targets(planner, call)
-                changed = True
-        kept = [r for regs in chosen.values() for r in (planner.registrations if regs is ALL else regs)]
-        newly = [r for r in kept if r.refusal is None]
-        for reg in newly:
-            reg.refusal = KEPT
-        if newly:
-            planner.settle()
-        if not changed and not newly:
-            planner.runtime_registrations = list(dict.fromkeys(kept))
-            return list(chosen)
+    for site in facts.sites:
+        call = site.item.item
+        if site.refusal and call not in moved and eligible(facts, call, site) is None:
+            chosen[call] = targets(facts, call)
+    for call in facts.loose_calls:
+        if eligible(facts, call, None) is None:
+            chosen[call] = targets(facts, call)
+    kept = [r for regs in chosen.values() for r in (facts.registrations if regs is ALL else regs)]
+    return Taken(list(chosen), list(dict.fromkeys(kept)), KEPT)
 
 
-def calls(taken) -> list:
-    return taken
+@rule("calls")
+def calls(taken: Taken) -> list:
+    return taken.taken
 
 
-def emit_all(builder, taken) -> None:
-    for call in taken:
+@rule("emit_all")
+def emit_all(builder, taken: Taken) -> None:
+    for call in taken.taken:
         emit(builder, call)
-    for reg in builder.p.runtime_registrations:
+    for reg in taken.kept:
         keep(builder, reg)
 
 
-def hint(planner, call, site) -> str | None:
-    return override_block.RUNTIME_HINT if eligible(planner, call, site) is None else None
+@rule("hint")
+def hint(facts, call, site) -> str | None:
+    return override_block.RUNTIME_HINT if eligible(facts, call, site) is None else None
 
 
-def why_not(planner, call, site) -> str | None:
+@rule("why_not")
+def why_not(facts, call, site) -> str | None:
     """Why a refused block (whose refusal is the inline rewrite's own) stays refused."""
     if site is not None and not (site.refusal and site.refusal.code in _INLINE_ONLY):
         return None
-    return eligible(planner, call, site)
+    return eligible(facts, call, site)
 
 
-def eligible(planner, call: cst.Call, site) -> str | None:
+def eligible(facts, call: cst.Call, site) -> str | None:
     """None when the call can move onto the runtime map, else why not (for tests and hints)."""
     if site is not None and site.refusal and site.refusal.code not in _INLINE_ONLY:
         return f"{site.refusal.code} holds for the runtime map too"
@@ -105,9 +100,9 @@ def eligible(planner, call: cst.Call, site) -> str | None:
         return "the map is bound with `as`"
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return "the call does not take one positional map"
-    if not (planner.is_graph(call.func.value) or _entered_as_default(planner, call)):
+    if not (facts.is_graph(call.func.value) or _entered_as_default(facts, call)):
         return "the receiver is not provably a tf.Graph"
-    mapping = override_block.resolve_map(planner, call.args[0].value)
+    mapping = override_block.resolve_map(facts, call.args[0].value)
     anchor = site.with_node if site is not None else call
     if isinstance(mapping, cst.Dict):
         for element in mapping.elements:
@@ -116,11 +111,11 @@ def eligible(planner, call: cst.Call, site) -> str | None:
             key = element.key.evaluated_value
             if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
                 return f"{key!r} is no op type the runtime map can find"
-            if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(planner, site, mapping) is not None):
+            if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(facts, site, mapping) is not None):
                 return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
                         f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
                         f"TF1's gradients")
-            target = match_target(planner, element.value)
+            target = match_target(facts, element.value)
             if isinstance(target, Refusal):
                 if _is_string_literal(element.value):
                     return target.text()  # a name registered nowhere the tool sees
@@ -129,25 +124,25 @@ def eligible(planner, call: cst.Call, site) -> str | None:
                 return "a target is registered in another module"
             for reg in target.choices.values() if isinstance(target, Dispatch) else (
                     [] if isinstance(target, ops.BuiltinGradient) else [target]):
-                why = _registration_unusable(planner, reg, anchor)
+                why = _registration_unusable(facts, reg, anchor)
                 if why:
                     return why
         return None
-    for reg in planner.registrations:
-        why = _unusable(planner, reg)
+    for reg in facts.registrations:
+        why = _unusable(facts, reg)
         if why:
             return why
     return None
 
 
-def targets(planner, call: cst.Call):
+def targets(facts, call: cst.Call):
     """The registrations a chosen call may name: a list, or ALL."""
-    mapping = override_block.resolve_map(planner, call.args[0].value)
+    mapping = override_block.resolve_map(facts, call.args[0].value)
     if not isinstance(mapping, cst.Dict):
         return ALL
     found = []
     for element in mapping.elements:
-        target = match_target(planner, element.value)
+        target = match_target(facts, element.value)
         if isinstance(target, Refusal):
             return ALL
         if isinstance(target, Dispatch):
@@ -157,11 +152,11 @@ def targets(planner, call: cst.Call):
     return found
 
 
-def _not_tf2(planner, reg) -> str | None:
+def _not_tf2(facts, reg) -> str | None:
     """Why the kept gradient function would fail under TF2 on a name or keyword (GRL114's message),
     or None: names and keywords TF2 spells otherwise are respelled in place, as the inline rewrite
     does in the code it moves."""
-    found = registered_gradient.tf2_spelling(planner, reg) if reg.fdef is not None else None
+    found = registered_gradient.tf2_spelling(facts, reg) if reg.fdef is not None else None
     return found[1] if found else None
 
 
@@ -169,7 +164,7 @@ def _not_tf2(planner, reg) -> str | None:
 OP_ATTRIBUTES = frozenset({"inputs", "outputs", "type", "name", "get_attr", "graph"})
 
 
-def _unusable(planner, reg) -> str | None:
+def _unusable(facts, reg) -> str | None:
     """Why a kept gradient function would fail under the runtime map where TF1's worked, or None."""
     if reg.fdef is None:  # a function handed in (`tf.RegisterGradient(name)(fn)`): the caller's, kept as it is
         return None
@@ -185,25 +180,25 @@ def _unusable(planner, reg) -> str | None:
                 return (f"gradient function `{reg.fdef.name.value}` reads `{_code(attr)}`, which the op handed to "
                         f"a gradient under tf_grl_migrate.gradient_override_map does not offer (only "
                         f"{', '.join(sorted(OP_ATTRIBUTES))})")
-    return _not_tf2(planner, reg)
+    return _not_tf2(facts, reg)
 
 
-def _registration_unusable(planner, reg, anchor) -> str | None:
-    why = _unusable(planner, reg)
+def _registration_unusable(facts, reg, anchor) -> str | None:
+    why = _unusable(facts, reg)
     if why:
         return why
     registration = reg.stmt if reg.kind != "decorator" else reg.fdef
-    if (planner.scopes.get(registration) is planner.scopes.get(anchor)
-            and planner.where(registration) > planner.where(anchor)):
+    if (facts.scope(registration) is facts.scope(anchor)
+            and facts.where(registration) > facts.where(anchor)):
         return "the registration is defined after the block, and the runtime map looks names up on entry"
     return None
 
 
-def _entered_as_default(planner, call: cst.Call) -> bool:
+def _entered_as_default(facts, call: cst.Call) -> bool:
     """``with graph.as_default(), graph.gradient_override_map(m):`` (or the map inside ``with
     graph.as_default():``): the receiver is entered as the default graph, so it is a graph."""
     receiver = _code(call.func.value)
-    node = planner.parents.get(call)
+    node = facts.parent(call)
     while node is not None:
         if isinstance(node, cst.With):
             for item in node.items:
@@ -212,35 +207,35 @@ def _entered_as_default(planner, call: cst.Call) -> bool:
                         and entered.func.attr.value == "as_default" and not entered.args
                         and _code(entered.func.value) == receiver):
                     return True
-        node = planner.parents.get(node)
+        node = facts.parent(node)
     return False
 
 
-def passed_graph(planner, receiver):
+def passed_graph(facts, receiver):
     """The receiver, to pass as ``graph=`` (the runtime applies TF's own map to it in a
     ``tf.compat.v1`` graph), or None where the runtime's own choice, the default graph, is the
     same graph: ``tf.get_default_graph()``, and ``<expr>.graph`` (a tensor's, an op's or a
     session's graph: where the block's ops go; eagerly, a tensor has no graph to pass), or a name
     only ever bound to one of these (its look-up may then go)."""
-    if _default_or_owner_graph(planner, receiver):
+    if _default_or_owner_graph(facts, receiver):
         return None
     if isinstance(receiver, cst.Name):
-        refs = planner.referents(receiver)
-        found = [planner.simple_assign_value(ref) for ref in refs]
-        if refs and all(f is not None and _default_or_owner_graph(planner, f[1]) for f in found):
+        refs = facts.referents(receiver)
+        found = [facts.simple_assign_value(ref) for ref in refs]
+        if refs and all(f is not None and _default_or_owner_graph(facts, f[1]) for f in found):
             return None
     return receiver
 
 
-def _default_or_owner_graph(planner, expr) -> bool:
+def _default_or_owner_graph(facts, expr) -> bool:
     if isinstance(expr, cst.Call):
-        return bool(planner.qn(expr.func) & ops.DEFAULT_GRAPH)
+        return bool(facts.qn(expr.func) & ops.DEFAULT_GRAPH)
     return isinstance(expr, cst.Attribute) and expr.attr.value == "graph"
 
 
 def emit(builder, call: cst.Call) -> None:
     receiver = call.func.value
-    passed = passed_graph(builder.p, receiver)
+    passed = passed_graph(builder.facts, receiver)
     builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
     if passed is not None:
         builder.plan.live[id(receiver)] = receiver  # passed on as graph=

@@ -10,6 +10,7 @@ from ...knowledge import ops
 from ..nodes import _enclosing_scopes, _is_docstring, _load_names, _mentions, parsed_expression
 from . import registered_gradient
 from .base import Idiom
+from .contract import rule
 
 IDIOM = Idiom(
     name="runtime_reversal",
@@ -21,10 +22,11 @@ IDIOM = Idiom(
 
 def scale(builder, reg, calls):
     """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
-    forward = ops.op_type_of_callable(builder.p.qn(reg.forward, raw=True))
-    if reg.arity != 1 or forward is None or forward.name != "Identity":
+    conversion = builder.conversion(reg)
+    forward = ops.op_type_of_callable(builder.facts.qn(conversion.forward, raw=True))
+    if conversion.arity != 1 or forward is None or forward.name != "Identity":
         return None
-    if reg.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
+    if conversion.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
         return None
     if reg.op_refs or reg.refusal:
         return None
@@ -51,7 +53,7 @@ def match_reversal(builder, e, grad: str):
     def negated(x):
         if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
             return x.expression
-        if isinstance(x, cst.Call) and len(x.args) == 1 and builder.p.qn(x.func) & ops.NEGATIVE:
+        if isinstance(x, cst.Call) and len(x.args) == 1 and builder.facts.qn(x.func) & ops.NEGATIVE:
             return x.args[0].value
         return None
 
@@ -62,7 +64,7 @@ def match_reversal(builder, e, grad: str):
     if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
         pairs = [(e.left, e.right), (e.right, e.left)]
     elif isinstance(e, cst.Call) and len(e.args) == 2 and not any(a.keyword for a in e.args):
-        names = builder.p.qn(e.func)
+        names = builder.facts.qn(e.func)
         if names & (ops.MULTIPLY | ops.SCALAR_MUL):
             a, b = e.args[0].value, e.args[1].value
             pairs = [(b, a)] if names & ops.SCALAR_MUL else [(a, b), (b, a)]
@@ -77,16 +79,17 @@ def match_reversal(builder, e, grad: str):
 def visible_at_sites(builder, expr, calls) -> bool:
     """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
     for name in _load_names(expr):
-        refs = builder.p.referents(name)
+        refs = builder.facts.referents(name)
         if not refs:
             return False
         for call in calls:
-            chain = _enclosing_scopes(builder.p.scopes.get(call))
+            chain = _enclosing_scopes(builder.facts.scope(call))
             if any(ref.scope not in chain for ref in refs):
                 return False
     return True
 
 
+@rule("convert_registration")
 def convert_registration(builder, reg, calls) -> bool:
     """Under ``--use-runtime``, an exact reversal's calls become ``tf_grl_migrate.flip_gradient``."""
     found = scale(builder, reg, calls) if builder.use_runtime and not reg.maker else None

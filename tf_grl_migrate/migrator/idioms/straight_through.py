@@ -11,6 +11,7 @@ import libcst as cst
 from ...knowledge import ops
 from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
 from .base import Idiom, source
+from .contract import rule
 from ..verdicts import Refusal
 
 IDIOM = Idiom(
@@ -45,6 +46,7 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> tuple[str, str] | None
                       "write the intended @tf.custom_gradient by hand")
 
 
+@rule("convert_call")
 def convert_call(builder, site, call, op: ops.OpType, target) -> str | None:
     """A call whose target is a gradient TensorFlow provides: the generated function's name."""
     return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
