@@ -1,9 +1,24 @@
-"""The answers about names libcst's ScopeProvider gives, as plain objects: the scopes of a module
-(global, function, class, comprehension, annotation, and the builtins around them), the bindings
-in each (``Assignment``, ``ImportAssignment``, ``BuiltinAssignment``), the reads (``Access``)
-and the bindings each may see, and the qualified name a name has where it was imported from.
-Filled by bindings.Bindings during the planner's walk; read by the planner and the idioms.
-Reads and bindings are listed in source order."""
+"""What a name means where it is read, by Python's scoping rules: the scopes of a module (the
+module, each def and lambda, class body and comprehension, PEP 695's annotation scopes, and the
+builtins around them), the bindings in each, the reads, and the bindings each read may see. The
+answers are the ones libcst's ScopeProvider gives on the same tree (``tools/check_scopes.py``
+compares the two); the code is this tool's. Filled by bindings.Bindings during the planner's walk.
+
+The rules, as the tool needs them:
+
+- a binding lands in the scope it is made in, unless that scope declared the name ``global``
+  (the module) or ``nonlocal`` (the scope around it): ``_home``;
+- a read looks the name up from its own scope outwards, passing over class bodies (their names
+  are not visible to the defs inside them, only to their own annotation scopes) and following
+  ``global`` / ``nonlocal``: ``_lookup``;
+- of its own scope's bindings a read sees those made before it; where there are none it sees
+  what the scope around it would (a name used before it is assigned in a def reads the
+  module's): ``Access.see``, and the same from the binding's side, ``Assignment.seen_by``;
+- the qualified name of a dotted name is where its first binding came from: the import it names,
+  or the scopes it was defined in (``f.<locals>.g``).
+
+Reads and bindings are listed in source order.
+"""
 
 from __future__ import annotations
 
@@ -13,108 +28,86 @@ import itertools
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-_made = itertools.count()  # bindings and reads in the order they are found (by the walk: source order)
+_made = itertools.count()  # bindings and reads, numbered as the walk finds them: source order
 
 
-def _in_order(items) -> list:
-    return sorted(items, key=_seq)
-
-
-def _seq(item) -> int:
-    return item.seq
+def _in_source_order(items) -> list:
+    return sorted(items, key=lambda item: item.seq)
 
 
 class Access:
-    """A read of a name: ``node`` (a Name, or the dotted Attribute an import binds, or the string
+    """A read of a name: ``node`` (a Name, the dotted Attribute an import binds, or the string
     annotation it was read in) and the bindings it may see (``referents``, in source order)."""
 
-    __slots__ = ("node", "scope", "_referents", "index", "seq")
+    __slots__ = ("node", "scope", "index", "seq", "_sees")
 
     def __init__(self, node, scope: Scope):
         self.node, self.scope, self.index, self.seq = node, scope, scope.count, next(_made)
-        self._referents: set = set()
+        self._sees: set = set()
 
     @property
     def referents(self) -> list:
-        return _in_order(self._referents)
+        return _in_source_order(self._sees)
 
     def see(self, name: str) -> None:
-        found = self.scope.resolve(name, self.scope)
-        previous = {a for a in found if a.scope is not self.scope or a.index < self.index}
-        if not previous and found and self.scope.parent is not self.scope:
-            previous = self.scope.parent.resolve(name, self.scope)
-        self._referents |= previous
+        here = self.scope
+        found = _lookup(here, name, here)
+        seen = {b for b in found if b.scope is not here or b.index < self.index}
+        if not seen and found and here.parent is not here:  # only later bindings here: the outer ones
+            seen = _lookup(here.parent, name, here)
+        self._sees |= seen
 
 
 class BaseAssignment:
+    """A binding of ``name`` in ``scope``; ``index``: how many bindings of its scope ended before it."""
+
     index = -1
+    node = None
 
     def __init__(self, name: str, scope: Scope):
         self.name, self.scope, self.seq = name, scope, next(_made)
-        self._references: set[Access] = set()
+        self._read_by: set[Access] = set()
 
     @property
     def references(self) -> list:
         """The reads that may see this binding, in source order."""
-        return _in_order(self._references)
+        return _in_source_order(self._read_by)
 
-    def seen_by(self, accesses: set) -> None:
-        later = {a for a in accesses if a.scope is not self.scope or self.index < a.index}
-        self._references |= later
-        earlier = accesses - later
-        if earlier and self.scope.parent is not self.scope:
-            for shadowed in self.scope.parent[self.name]:
-                shadowed.seen_by(earlier)
+    def seen_by(self, reads: set) -> None:
+        """Of ``reads`` (of this name, resolved to this binding's scope), those after it see it;
+        those before it see what the scope around would."""
+        after = {a for a in reads if a.scope is not self.scope or self.index < a.index}
+        self._read_by |= after
+        before = reads - after
+        outer = self.scope.parent
+        if before and outer is not self.scope:
+            for binding in _lookup(outer, self.name, outer):
+                binding.seen_by(before)
+
+    def qualified(self, full_name: str) -> set[str]:
+        raise NotImplementedError
 
 
 class Assignment(BaseAssignment):
     """A binding made by ``node``: a stored Name, a def or class, a parameter, an import."""
 
     def __init__(self, name: str, scope: Scope, node, index: int):
-        self.node, self.index = node, index
         super().__init__(name, scope)
+        self.node, self.index = node, index
 
     def qualified(self, full_name: str) -> set[str]:
-        prefix = self.scope.prefix
-        return {f"{prefix}.{full_name}" if prefix else full_name}
+        return {_joined(self.scope.path, full_name)}
 
 
 class ImportAssignment(Assignment):
-    """A binding made by an ``import`` statement (``node``), named as the statement binds it."""
+    """A binding made by an ``import`` statement (``node``)."""
 
     def qualified(self, full_name: str) -> set[str]:
-        module = ""
-        if isinstance(self.node, cst.ImportFrom):
-            if self.node.module:
-                module = get_full_name_for_node(self.node.module) or ""
-            if self.node.relative:
-                module = "." * len(self.node.relative) + module
-        results = set()
-        if isinstance(self.node.names, cst.ImportStar):
-            return results
-        for alias in self.node.names:
-            real = get_full_name_for_node(alias.name)
-            if not real:
-                continue
-            parts = real.split(".")
-            for real_name in (".".join(parts[:i]) for i in range(len(parts), 0, -1)):
-                as_name = real_name
-                if module and module.endswith("."):
-                    real_name = f"{module}{real_name}"
-                elif module:
-                    real_name = f"{module}.{real_name}"
-                if alias.asname:
-                    evaluated = alias.evaluated_alias
-                    if evaluated is not None:
-                        as_name = evaluated
-                if full_name.startswith(as_name):
-                    rest = full_name.split(as_name, 1)[1]
-                    if rest and not rest.startswith("."):
-                        continue
-                    rest = rest.lstrip(".")
-                    results.add(f"{real_name}.{rest}" if rest else real_name)
-                    break
-        return results
+        names = set()
+        for bound, real in _imported(self.node):
+            if full_name == bound or full_name.startswith(bound + "."):
+                names.add(real + full_name[len(bound):])
+        return names
 
 
 class BuiltinAssignment(BaseAssignment):
@@ -122,57 +115,80 @@ class BuiltinAssignment(BaseAssignment):
         return {f"builtins.{self.name}"}
 
 
+def _joined(*parts) -> str:
+    return ".".join(p for p in parts if p)
+
+
+def _imported(statement) -> list[tuple[str, str]]:
+    """(the name bound, the qualified name it stands for) per name an import binds, the longest
+    first for each alias: ``import a.b`` binds ``a.b`` and ``a``; ``from .m import n as k``
+    binds ``k`` as ``.m.n``. A star import binds nothing that can be named here."""
+    if isinstance(statement.names, cst.ImportStar):
+        return []
+    module = ""
+    if isinstance(statement, cst.ImportFrom):
+        module = "." * len(statement.relative) + (get_full_name_for_node(statement.module) or ""
+                                                  if statement.module is not None else "")
+    pairs = []
+    for alias in statement.names:
+        real = get_full_name_for_node(alias.name)
+        if not real:
+            continue
+        origin = real if not module else module + real if module.endswith(".") else f"{module}.{real}"
+        asname = alias.evaluated_alias if alias.asname is not None else None
+        if asname is not None:
+            pairs.append((asname, origin))
+            continue
+        parts = real.split(".")
+        for cut in range(len(parts), 0, -1):  # `import a.b.c`: a.b.c, a.b and a, each as itself
+            bound = ".".join(parts[:cut])
+            pairs.append((bound, origin[:len(origin) - len(real)] + bound))
+    return pairs
+
+
 class _Names:
-    """``scope.assignments``: by a name or a node's dotted name, in source order."""
+    """``scope.assignments``: the bindings of a name (or of a node's dotted name), in source order."""
 
     def __init__(self, by_name: dict):
         self._by_name = by_name
 
     def __iter__(self):
-        for values in self._by_name.values():
-            yield from values
+        for bindings in self._by_name.values():
+            yield from bindings
 
     def __getitem__(self, node) -> list:
-        name = get_full_name_for_node(node)
-        return _in_order(self._by_name[name]) if name in self._by_name else []
+        found = self._by_name.get(get_full_name_for_node(node))
+        return _in_source_order(found) if found else []
 
     def __contains__(self, node) -> bool:
-        return len(self[node]) > 0
+        return bool(self[node])
 
 
 class Scope:
-    node = None
-    name = None
+    """A scope: its bindings by name, its ``global`` / ``nonlocal`` declarations (the scope a name
+    is redirected to), the reads recorded in it, and ``count``, the bindings that ended so far
+    (a read sees those of its own scope made before it)."""
 
-    def __init__(self, parent: Scope):
-        self.parent = parent
-        self.globals = parent.globals
-        self._assignments: dict[str, set] = {}
-        self._accesses_by_node: dict = {}  # id(node) -> the reads it is
-        self.count = 0  # bindings ended so far: a read sees those of its own scope made before it
-        self.prefix = ""
+    node = None
+    name: str | None = None
+
+    def __init__(self, parent: Scope | None, node=None, name: str | None = None):
+        self.parent: Scope = parent if parent is not None else self
+        self.node, self.name = node, name
+        self.module: Scope = self if parent is None or isinstance(parent, BuiltinScope) else parent.module
+        self._bindings: dict[str, set] = {}
+        self._declared: dict[str, Scope] = {}
+        self._reads: dict[int, set] = {}  # id(node) -> the reads it is
+        self.count = 0
+        self.path = self._path()
+
+    def _path(self) -> str:
+        """What this scope adds before a name it binds, in a qualified name."""
+        return ""
 
     def bind(self, name: str, node, kind: type = Assignment) -> None:
-        target = self.target(name)
-        target._assignments.setdefault(name, set()).add(kind(name, target, node, target.count))
-
-    def target(self, name: str) -> Scope:
-        return self
-
-    def record(self, access: Access) -> None:
-        self._accesses_by_node.setdefault(id(access.node), set()).add(access)
-
-    def visible_from(self, scope: Scope) -> bool:
-        return True
-
-    def next_visible(self, scope: Scope, first: Scope | None = None) -> Scope:
-        parent = first if first is not None else self.parent
-        while not parent.visible_from(scope):
-            parent = parent.parent
-        return parent
-
-    def __getitem__(self, name: str) -> set:
-        return self.resolve(name, self)
+        home = _home(self, name)
+        home._bindings.setdefault(name, set()).add(kind(name, home, node, home.count))
 
     def declare_global(self, name: str) -> None:
         pass
@@ -180,137 +196,137 @@ class Scope:
     def declare_nonlocal(self, name: str) -> None:
         pass
 
+    def record(self, access: Access) -> None:
+        self._reads.setdefault(id(access.node), set()).add(access)
+
+    def resolve(self, name: str, reader: Scope) -> set:
+        """The bindings a read of ``name`` in ``reader`` finds, looking from here outwards."""
+        return _lookup(self, name, reader)
+
+    def __contains__(self, name: str) -> bool:
+        return _knows(self, name)
+
     @property
     def assignments(self) -> _Names:
-        return _Names(self._assignments)
+        return _Names(self._bindings)
 
     def access_of(self, node) -> Access | None:
         """The read ``node`` is, where it is one."""
-        found = self._accesses_by_node.get(id(node))
+        found = self._reads.get(id(node))
         return next(iter(found)) if found else None
 
     def qualified_names(self, node) -> set[str]:
-        """libcst's ``get_qualified_names_for``, as plain strings."""
-        accesses = self._accesses_by_node.get(id(node))
-        if accesses:
-            return {q for access in accesses for ref in access._referents for q in ref.qualified(ref.name)}
+        """Where the name ``node`` reads (a Name, an Attribute, a call's function) comes from."""
+        reads = self._reads.get(id(node))
+        if reads:
+            return {q for read in reads for b in read._sees for q in b.qualified(b.name)}
         full_name = get_full_name_for_node(node)
         if full_name is None:
             return set()
-        found, prefix = set(), full_name
-        while prefix:
-            if prefix in self:
-                found = self[prefix]
+        prefix, found = full_name, set()
+        while prefix:  # the longest dotted prefix bound where a read here would look
+            if _knows(self, prefix):
+                found = _lookup(self, prefix, self)
                 break
-            cut = prefix.rfind(".")
-            prefix = None if cut == -1 else prefix[:cut]
-        for assignment in found:
-            if isinstance(assignment, Assignment) and _is_assignment(node, assignment.node):
-                return assignment.qualified(full_name)
-        results = set()
-        for assignment in list(found):
-            results |= assignment.qualified(full_name)
-        return results
+            prefix = prefix.rpartition(".")[0]
+        for binding in found:
+            if isinstance(binding, Assignment) and _binds(node, binding.node):
+                return binding.qualified(full_name)
+        return {q for binding in found for q in binding.qualified(full_name)}
 
 
 class BuiltinScope(Scope):
-    def __init__(self, globals: Scope):
-        self.globals = globals
-        super().__init__(parent=self)
-
-    def __contains__(self, name: str) -> bool:
-        return hasattr(builtins, name)
-
-    def resolve(self, name: str, scope: Scope) -> set:
-        if name in self._assignments:
-            return self._assignments[name]
-        if hasattr(builtins, name):
-            found = self._assignments[name] = {BuiltinAssignment(name, self)}
-            return found
-        return set()
+    def __init__(self):
+        super().__init__(None)
 
 
 class GlobalScope(Scope):
     def __init__(self):
-        self.globals = self
-        super().__init__(parent=BuiltinScope(self))
-
-    def __contains__(self, name: str) -> bool:
-        if name in self._assignments:
-            return len(self._assignments[name]) > 0
-        return name in self.next_visible(self)
-
-    def resolve(self, name: str, scope: Scope) -> set:
-        if name in self._assignments:
-            return self._assignments[name]
-        return self.next_visible(scope)[name]
+        super().__init__(BuiltinScope())
 
 
-class LocalScope(Scope):
-    def __init__(self, parent: Scope, node, name: str | None = None):
-        super().__init__(parent)
-        self.name, self.node = name, node
-        self._overwrites: dict[str, Scope] = {}
-        self.prefix = self._prefix()
-
-    def _prefix(self) -> str:
-        return ".".join(filter(None, [self.parent.prefix, self.name, "<locals>"]))
-
+class _Local(Scope):
     def declare_global(self, name: str) -> None:
-        self._overwrites[name] = self.globals
+        self._declared[name] = self.module
 
     def declare_nonlocal(self, name: str) -> None:
-        self._overwrites[name] = self.parent
-
-    def target(self, name: str) -> Scope:
-        if name in self._overwrites:
-            return self.next_visible(self, self._overwrites[name]).target(name)
-        return self
-
-    def __contains__(self, name: str) -> bool:
-        if name in self._overwrites:
-            return name in self._overwrites[name]
-        if name in self._assignments:
-            return len(self._assignments[name]) > 0
-        return name in self.next_visible(self)
-
-    def resolve(self, name: str, scope: Scope) -> set:
-        if name in self._overwrites:
-            return self.next_visible(scope, self._overwrites[name]).resolve(name, scope)
-        if name in self._assignments:
-            return self._assignments[name]
-        return self.next_visible(scope).resolve(name, scope)
+        self._declared[name] = self.parent
 
 
-class FunctionScope(LocalScope):
-    pass
+class FunctionScope(_Local):
+    def _path(self) -> str:
+        return _joined(self.parent.path, self.name, "<locals>")
 
 
-class ClassScope(LocalScope):
-    def visible_from(self, scope: Scope) -> bool:
-        return scope.parent is self and isinstance(scope, AnnotationScope)
-
-    def _prefix(self) -> str:
-        return ".".join(filter(None, [self.parent.prefix, self.name]))
+class ClassScope(_Local):
+    def _path(self) -> str:
+        return _joined(self.parent.path, self.name)
 
 
-class ComprehensionScope(LocalScope):
-    def _prefix(self) -> str:
-        return ".".join(filter(None, [self.parent.prefix, "<comprehension>"]))
+class ComprehensionScope(_Local):
+    def _path(self) -> str:
+        return _joined(self.parent.path, "<comprehension>")
 
 
-class AnnotationScope(LocalScope):
-    def _prefix(self) -> str:
-        return self.parent.prefix
+class AnnotationScope(_Local):
+    def _path(self) -> str:
+        return self.parent.path
 
 
-def _is_assignment(node, assignment_node) -> bool:
-    if node is assignment_node:
+def _seen_from(scope: Scope, reader: Scope) -> bool:
+    """A class body's names are seen from its own annotation scopes only, not from its defs."""
+    return not isinstance(scope, ClassScope) or (isinstance(reader, AnnotationScope) and reader.parent is scope)
+
+
+def _outwards(scope: Scope, reader: Scope) -> Scope:
+    """``scope``, or the first scope around it that ``reader`` sees."""
+    while not _seen_from(scope, reader):
+        scope = scope.parent
+    return scope
+
+
+def _home(scope: Scope, name: str) -> Scope:
+    """The scope a binding of ``name`` made in ``scope`` lands in."""
+    while name in scope._declared:
+        scope = _outwards(scope._declared[name], scope)
+    return scope
+
+
+def _lookup(scope: Scope, name: str, reader: Scope) -> set:
+    """The bindings of ``name`` a read in ``reader`` finds, from ``scope`` outwards."""
+    while True:
+        if isinstance(scope, BuiltinScope):
+            found = scope._bindings.get(name)
+            if found is None and hasattr(builtins, name):
+                found = scope._bindings[name] = {BuiltinAssignment(name, scope)}
+            return found or set()
+        if name in scope._declared:
+            scope = _outwards(scope._declared[name], reader)
+        elif scope._bindings.get(name):
+            return scope._bindings[name]
+        else:
+            scope = _outwards(scope.parent, reader)
+
+
+def _knows(scope: Scope, name: str) -> bool:
+    """Whether a read of ``name`` in ``scope`` finds a binding (each hop sees from where it is)."""
+    while True:
+        if isinstance(scope, BuiltinScope):
+            return hasattr(builtins, name)
+        if name in scope._declared:
+            scope = scope._declared[name]
+        elif scope._bindings.get(name):
+            return True
+        else:
+            scope = _outwards(scope.parent, scope)
+
+
+def _binds(node, statement) -> bool:
+    """Whether ``statement`` (a binding's node) binds ``node`` itself: it is the node, or an
+    import naming it."""
+    if node is statement:
         return True
-    if isinstance(assignment_node, (cst.Import, cst.ImportFrom)):
-        if isinstance(assignment_node.names, cst.ImportStar):
-            return False
-        for alias in assignment_node.names:
-            if alias.name is node or (alias.asname is not None and alias.asname.name is node):
-                return True
+    if isinstance(statement, (cst.Import, cst.ImportFrom)) and not isinstance(statement.names, cst.ImportStar):
+        return any(alias.name is node or (alias.asname is not None and alias.asname.name is node)
+                   for alias in statement.names)
     return False
