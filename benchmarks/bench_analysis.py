@@ -37,7 +37,8 @@ BIG_UNIT = '''def layer_{i}(x, width={i}):
 
 
 '''
-BIG_SITE = "def flipped(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map({'Identity': 'Rev'}):\n        return tf.identity(x)\n\n\n"
+BIG_SITE = ("def flipped(x):\n    g = tf.get_default_graph()\n"
+            "    with g.gradient_override_map({'Identity': 'Rev'}):\n        return tf.identity(x)\n\n\n")
 
 
 def big_module(lines: int) -> str:

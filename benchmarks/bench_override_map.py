@@ -58,8 +58,11 @@ def main():
         mapped.append(time.perf_counter() - t)
     print(f"forward outside the block: {min(outside) * 1e3:.2f} ms, inside: {min(inside) * 1e3:.2f} ms "
           f"(min of {args.rounds}): {min(inside) / min(outside):.2f}x (target <= 1.5x)")
-    print(f"forward and gradient outside the block: {min(plain) * 1e3:.2f} ms, inside: {min(mapped) * 1e3:.2f} ms: "
-          f"{min(mapped) / min(plain):.2f}x (the gradient function traced once into a graph: it makes no py_func, so it runs eagerly after)")
+    print(
+        f"forward and gradient outside the block: {min(plain) * 1e3:.2f} ms, inside: {min(mapped) * 1e3:.2f} ms: "
+        f"{min(mapped) / min(plain):.2f}x (the gradient function traced once into a graph: it makes no py_func, "
+        "so it runs eagerly after)"
+    )
 
 
 if __name__ == "__main__":

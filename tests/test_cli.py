@@ -1,10 +1,10 @@
 """The command line: exit statuses, dry run, --write, --check, --format json, stdin."""
 
 import json
+import pathlib
 import shutil
 import subprocess
 import sys
-import pathlib
 
 import pytest
 from harness import cli as run

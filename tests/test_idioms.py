@@ -5,8 +5,8 @@ import pathlib
 
 import pytest
 
-from tf_grl_migrate.migrator.codemod import migrate_code
 from tf_grl_migrate.codes import CODES
+from tf_grl_migrate.migrator.codemod import migrate_code
 from tf_grl_migrate.migrator.idioms import all_idioms
 
 IDIOMS = all_idioms()

@@ -78,9 +78,12 @@ def test_canonical_names():
 
 def test_the_table_is_not_read_for_help_or_files_without_candidates(tmp_path):
     (tmp_path / "plain.py").write_text("x = 1\n")
-    code = ("import sys; from tf_grl_migrate import cli; from tf_grl_migrate.knowledge import ops; sys.argv = ['tf-grl-migrate', sys.argv[1]]\n"
-            "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-            "assert ops._document.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n")
+    code = (
+        "import sys; from tf_grl_migrate import cli; from tf_grl_migrate.knowledge import ops\n"
+        "sys.argv = ['tf-grl-migrate', sys.argv[1]]\n"
+        "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        "assert ops._document.cache_info().currsize == 0 and ops.api_names.cache_info().currsize == 0\n"
+    )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 

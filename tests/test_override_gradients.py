@@ -15,8 +15,7 @@ keras = pytest.importorskip("keras")
 
 from tensorflow.python.framework import ops as tf_ops  # noqa: E402
 
-from tf_grl_migrate import override_gradients  # noqa: E402
-from tf_grl_migrate import runtime  # noqa: E402
+from tf_grl_migrate import override_gradients, runtime  # noqa: E402
 
 RNG = np.random.default_rng(3)
 X = RNG.normal(size=(2, 6, 6, 3)).astype(np.float32)

@@ -6,13 +6,13 @@ import random
 import subprocess
 import sys
 
+import harness
 import libcst as cst
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import harness
 from tf_grl_migrate.migrator.codemod import migrate_code
 
 SCALES = ["l", "alpha", "hp_lambda", "learning_rate", "scale"]
@@ -27,7 +27,11 @@ RECEIVERS = ["g = tf.get_default_graph()\n    with g", "with tf.get_default_grap
              "with tf.compat.v1.get_default_graph()", "with x.graph", "g = ops.get_default_graph()\n    with g"]
 BODIES = ["[tf.negative(grad) * {s}]", "-grad * {s}", "[grad * -{s}]", "[tf.multiply(grad, -{s})]",
           "[tf.scalar_mul(-{s}, grad)]", "[tf.clip_by_value(grad, -{s}, {s})]", "[grad * {s}]"]
-EXTRAS = ["", "# helpers for the domain classifier\n", 'def unrelated(a):\n    """Not an override."""\n    return a * 2\n\n\n']
+EXTRAS = [
+    "",
+    "# helpers for the domain classifier\n",
+    'def unrelated(a):\n    """Not an override."""\n    return a * 2\n\n\n',
+]
 
 
 def legacy_module(choose) -> tuple[str, str]:

@@ -86,7 +86,9 @@ def test_use_runtime_moves_model_wide_blocks_onto_the_runtime_map_or_refuses_ali
         d.code for d in result.diagnostics if not d.code.startswith("GRL2")]
 
 
-@pytest.mark.parametrize("path", [*(c / "before.py" for c in REFUSALS), *NOOPS], ids=lambda p: p.parent.name + "/" + p.name)
+@pytest.mark.parametrize(
+    "path", [*(c / "before.py" for c in REFUSALS), *NOOPS], ids=lambda p: p.parent.name + "/" + p.name
+)
 def test_cheap_screen_agrees_with_the_full_analysis(path):
     """The ast screen that spares libcst only answers where the full analysis gives the same result."""
     from tf_grl_migrate.migrator.codemod import _transform
@@ -233,10 +235,13 @@ def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
     into, K.get_session(), gone with the dissolved block); a refusal further down still points at
     its line in the input."""
     source = _read(CASES / "rewrite" / "helper_whose_override_block_does_nothing" / "before.py").replace(
-        "import tensorflow as tf\n", "import tensorflow as tf\nfrom keras import backend as K\n").replace(
-        "tf.get_default_graph().gradient_override_map({\"Floor\"", "K.get_session().graph.gradient_override_map({\"Floor\"") + (
-        "\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({\"NoSuchOp\": \"Identity\"}):\n"
-        "        return tf.identity(x)\n")
+        "import tensorflow as tf\n", "import tensorflow as tf\nfrom keras import backend as K\n"
+    ).replace(
+        'tf.get_default_graph().gradient_override_map({"Floor"', 'K.get_session().graph.gradient_override_map({"Floor"'
+    ) + (
+        '\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):\n'
+        "        return tf.identity(x)\n"
+    )
     result = migrate_code(source)
     line = source.splitlines().index('    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):')
     assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(line + 1, 5, "GRL104")]

@@ -15,7 +15,11 @@ from tf_grl_migrate.migrator.precheck import MARKER
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
-TREES = [sysconfig.get_paths()["stdlib"], str(pathlib.Path(tf.__file__).parent), str(pathlib.Path(keras.__file__).parent)]
+TREES = [
+    sysconfig.get_paths()["stdlib"],
+    str(pathlib.Path(tf.__file__).parent),
+    str(pathlib.Path(keras.__file__).parent),
+]
 
 
 @pytest.mark.slow

@@ -53,7 +53,9 @@ def test_forward_identity_and_reversed_gradient(dtype, kind, mode):
     np.testing.assert_array_equal(y.numpy(), x.numpy())  # bit-exact identity
     assert g.dtype == dtype
     np.testing.assert_allclose(
-        np.asarray(g, np.float64), np.asarray(_expected(w, 0.7, dtype), np.float64), rtol=1e-2 if dtype in (tf.float16, tf.bfloat16) else 1e-6
+        np.asarray(g, np.float64),
+        np.asarray(_expected(w, 0.7, dtype), np.float64),
+        rtol=1e-2 if dtype in (tf.float16, tf.bfloat16) else 1e-6,
     )
 
 
@@ -176,7 +178,9 @@ def test_ragged_sparse_and_nested_inputs():
         rt_y = flip_gradient(rt, 0.5)
         st_y = flip_gradient(st, 0.5)
         d_y = flip_gradient(d, 0.5)
-        losses = [tf.reduce_sum(rt_y.flat_values), tf.reduce_sum(st_y.values)] + [tf.reduce_sum(t) for t in tf.nest.flatten(d_y)]
+        losses = [tf.reduce_sum(rt_y.flat_values), tf.reduce_sum(st_y.values)] + [
+            tf.reduce_sum(t) for t in tf.nest.flatten(d_y)
+        ]
     assert isinstance(rt_y, tf.RaggedTensor) and isinstance(st_y, tf.SparseTensor)
     np.testing.assert_array_equal(rt_y.flat_values.numpy(), rt.flat_values.numpy())
     np.testing.assert_array_equal(st_y.values.numpy(), st.values.numpy())
@@ -272,7 +276,9 @@ def test_keras_save_and_load_without_custom_objects(tmp_path):
     kernel = loaded.layers[1].kernel
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(loaded(x))
-    np.testing.assert_allclose(tape.gradient(loss, kernel).numpy(), np.tile(-0.75 * X.sum(0)[:, None], (1, 4)), rtol=1e-5)
+    np.testing.assert_allclose(
+        tape.gradient(loss, kernel).numpy(), np.tile(-0.75 * X.sum(0)[:, None], (1, 4)), rtol=1e-5
+    )
 
 
 def test_flip_gradient_accepts_keras_symbolic_tensors():

@@ -4,8 +4,8 @@ rewriter, and checks that the file is refused with GRL904 and left byte for byte
 
 import libcst as cst
 import pytest
-
 from harness import cli
+
 from tf_grl_migrate.migrator import rewrite, safety
 from tf_grl_migrate.migrator.codemod import SafetyError, migrate_code
 from tf_grl_migrate.migrator.idioms import override_block

@@ -141,10 +141,16 @@ def test_a_function_far_away_that_changes_a_module_level_map_is_kept():
 
 def test_a_map_bound_by_a_global_in_a_function_is_followed_to_its_other_users():
     units = "".join(PLAIN.format(n=n) for n in range(60))
-    text = ("import tensorflow as tf\n\n\n@tf.RegisterGradient('Rev')\ndef _rev(op, grad):\n    return -grad\n\n\n"
-            "def flipped(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map(MAP):\n"
-            "        return tf.identity(x)\n" + units + "\n\ndef init():\n    global MAP\n    MAP = {'Identity': 'Rev'}\n"
-            + units + "\n\ndef tweak():\n    MAP['Identity'] = 'Other'\n" + units)
+    text = (
+        "import tensorflow as tf\n\n\n@tf.RegisterGradient('Rev')\ndef _rev(op, grad):\n    return -grad\n\n\n"
+        "def flipped(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map(MAP):\n"
+        "        return tf.identity(x)\n"
+        + units
+        + "\n\ndef init():\n    global MAP\n    MAP = {'Identity': 'Rev'}\n"
+        + units
+        + "\n\ndef tweak():\n    MAP['Identity'] = 'Other'\n"
+        + units
+    )
     part = slicing.slice_module(text, ast.parse(text))
     assert part is not None and "def init():" in part.code and "def tweak():" in part.code
     assert _migrate(text, False, 0) == _migrate(text, False, 10**9)

@@ -12,8 +12,8 @@ import sys
 import textwrap
 
 import pytest
-
 from harness import CASES, cli
+
 from tf_grl_migrate import migrate_paths
 from tf_grl_migrate.codes import CODES
 from tf_grl_migrate.report import FileReport

@@ -19,7 +19,6 @@ import threading
 import time
 
 import pytest
-
 from harness import cli
 
 ORIGINAL = '''\

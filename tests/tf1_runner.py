@@ -27,9 +27,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 def _provide_pre_1_0_names():
     """Pre-1.0 files (``tf.neg``) run as they did, and Keras 2's ``keras.engine``: the verifier's own
     TF1 setting (one engine)."""
-    import tensorflow as real_tf
-
     import keras.backend  # noqa: F401  (Keras 2's session and variable helpers go on it)
+    import tensorflow as real_tf
 
     from tf_grl_migrate.verifier.tf1 import keras_as_tf1_had_it, provide_keras_2_engine, provide_pre_1_0_names
 

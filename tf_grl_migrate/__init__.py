@@ -28,11 +28,9 @@ __all__ = sorted(_RUNTIME_NAMES | _API_NAMES | {"__version__"})
 
 def __getattr__(name):
     if name in _RUNTIME_NAMES or name in _API_NAMES:
-        if name in _API_NAMES:
-            from . import api as module
-        else:
-            from . import runtime as module
+        import importlib
 
+        module = importlib.import_module(f"{__name__}.{'api' if name in _API_NAMES else 'runtime'}")
         value = getattr(module, name)
         globals()[name] = value
         return value

@@ -16,7 +16,8 @@ diagnostic of that file (codes GRL9xx; see ``tf_grl_migrate.codes.CODES``).
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Callable, NamedTuple
 
 from .report import Diagnostic, FileReport
 
@@ -83,10 +84,10 @@ def migrate_paths(
     and side (default ``verifier.DEFAULT_TIMEOUT``)."""
     from .migrator.files import discover
 
-    paths = [os.fspath(p) for p in paths]
+    names: list[str] = [str(os.fspath(p)) for p in paths]
     missing = [FileReport(p, diagnostics=[Diagnostic(1, 1, "GRL901", "cannot read: no such file or directory")])
-               for p in paths if not os.path.exists(p)]
-    files = discover([p for p in paths if os.path.exists(p)], exclude, extend_exclude)
+               for p in names if not os.path.exists(p)]
+    files = discover([p for p in names if os.path.exists(p)], exclude, extend_exclude)
     store = None
     if cache:
         from .migrator.cache import Cache
@@ -114,8 +115,8 @@ def migrate_paths(
 def _process(args):
     from .migrator.files import process_file
 
-    *args, links, keep_text = args
-    return process_file(*args, links=links, keep_text=keep_text)
+    path, write, want_diff, use_runtime, raw, cache, links, keep_text = args
+    return process_file(path, write, want_diff, use_runtime, raw, cache, links=links, keep_text=keep_text)
 
 
 def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
@@ -131,7 +132,7 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
     STARRED = Links(star_imported=True)
     starred: set = set()
 
-    reports = [None] * len(paths)
+    reports: list[FileReport | None] = [None] * len(paths)
     counted = set()
 
     def done(i):  # once per file, as its report is known
@@ -140,7 +141,7 @@ def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, ro
             on_file()
 
     candidates = {}  # index -> raw bytes of a file that may hold an override
-    work = []  # (index, args) that need libcst
+    work: list[tuple[int, tuple]] = []  # (index, args) that need libcst
     pool = None
     futures = {}
 
@@ -245,9 +246,9 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     for _ in range(len(run.facts) + 1):
         new = {}
         for path, slice_ in links.items():
-            found: dict = {}
-            process_file(path, False, False, use_runtime, None, None, links=slice_, blocked=found)
-            for (reg_path, function), why in found.items():
+            kept: dict = {}
+            process_file(path, False, False, use_runtime, None, None, links=slice_, blocked=kept)
+            for (reg_path, function), why in kept.items():
                 key = (reg_path or path, function)
                 if key not in blocked:
                     new[key] = (path, why)

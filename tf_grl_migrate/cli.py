@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import Any
 
 import click
 
@@ -25,9 +26,11 @@ class _Progress:
     the run (the first call, done=0, gives the total); a timer thread may open the bar."""
 
     def __init__(self, enabled, after: float = PROGRESS_AFTER_S, stream=None):
-        self.enabled, self.bar, self.total, self.done = enabled, None, 0, 0
+        self.enabled, self.total, self.done = enabled, 0, 0
+        self.bar: Any = None  # click's progress bar, once shown
         self.stream = stream if stream is not None else sys.stderr
-        self.after, self.timer, self.lock = after, None, threading.Lock()
+        self.after, self.lock = after, threading.Lock()
+        self.timer: threading.Timer | None = None
 
     def __enter__(self):
         if self.enabled:

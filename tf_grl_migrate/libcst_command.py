@@ -101,7 +101,7 @@ def _snapshot(root: str, use_runtime: bool) -> dict:
         deadline = time.monotonic() + 3600
         while not os.path.exists(target):
             if time.monotonic() > deadline:
-                raise SkipFile("the repository snapshot of another worker did not appear within an hour")
+                raise SkipFile("the repository snapshot of another worker did not appear within an hour") from None
             time.sleep(0.05)
         with open(target, "rb") as handle:
             return pickle.load(handle)

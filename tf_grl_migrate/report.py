@@ -34,6 +34,11 @@ class Diagnostic(_Fields):
                              "(with its row in docs/idioms.md)")
         return super().__new__(cls, line, col, code, message, cell)
 
+    @classmethod
+    def at(cls, position: tuple[int, int], code: str, message: str, cell: int | None = None) -> Diagnostic:
+        """The diagnostic at ``position``, (line, column)."""
+        return cls(position[0], position[1], code, message, cell)
+
     @property
     def severity(self) -> str:
         # notes: GRL2xx, and verification's "verified" / "not verifiable" (GRL301, GRL303)
@@ -77,7 +82,7 @@ class FileReport:
         self.diff = diff
         self.written = written
         self.verification = [] if verification is None else verification
-        self.new_text = None
+        self.new_text: str | None = None
 
     def _fields(self):
         return tuple(getattr(self, name) for name in self._COMPARED)
@@ -85,7 +90,7 @@ class FileReport:
     def __eq__(self, other):
         return type(other) is FileReport and self._fields() == other._fields()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so not hashable (as a dataclass with eq)
 
     def __repr__(self):
         return "FileReport(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._COMPARED, self._fields())) + ")"
@@ -120,7 +125,8 @@ def totals(reports: list[FileReport], verified: bool = False) -> dict:
 def verification_summary(totals_: dict) -> str:
     """``N sites verified, M differ, K not verifiable`` from ``totals(..., verified=True)``."""
     n = totals_["verified"]
-    return f"{n} site{'s' if n != 1 else ''} verified, {totals_['differs']} differ, {totals_['not_verifiable']} not verifiable"
+    return (f"{n} site{'s' if n != 1 else ''} verified, {totals_['differs']} differ, "
+            f"{totals_['not_verifiable']} not verifiable")
 
 
 def summary_line(reports: list[FileReport], write: bool, verified: bool = False) -> str:

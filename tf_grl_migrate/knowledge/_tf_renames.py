@@ -62,7 +62,7 @@ GONE = frozenset({
 
 # tf_upgrade_v2's keyword renames: TF2 name under `tensorflow.` -> {TF1 keyword: TF2 keyword, or None
 # where TF2 has no such keyword (moved code using it is refused)}
-KEYWORDS = {
+KEYWORDS: dict[str, dict] = {
     'argmax': {'dimension': 'axis'},
     'argmin': {'dimension': 'axis'},
     'autograph.to_code': {'arg_types': None, 'arg_values': None, 'indentation': None},
@@ -148,7 +148,7 @@ KEYWORDS = {
 
 # tf_upgrade_v2's reorders: TF1 positional parameter names where TF2's order differs (None: the same
 # position in TF2); a moved call passing such an argument positionally gets it as a keyword
-REORDERS = {
+REORDERS: dict[str, list] = {
     'argmax': [None, None, 'name', 'dimension', 'output_type'],
     'argmin': [None, None, 'name', 'dimension', 'output_type'],
     'batch_to_space': [None, 'crops', 'block_size', 'name', 'block_shape'],

@@ -34,7 +34,7 @@ class _Frozen:
     """A small immutable record compared by its fields: what ``@dataclass(frozen=True)`` gives,
     without importing dataclasses (and inspect) on the CLI's start-up path."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def __init__(self, *values):
         if len(values) != len(self.__slots__):  # zip(strict=True) is Python 3.10+; this runs on 3.9
@@ -63,9 +63,12 @@ class OpType(_Frozen):
     that create exactly one of it."""
 
     __slots__ = ("name", "arity", "callables")
+    name: str
+    arity: int
+    callables: tuple
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _document() -> dict:
     """The generated op table, read once per process."""
     import json
@@ -126,7 +129,7 @@ def hidden_op_wrapper(qualified_name: str) -> str | None:
     return attr[1:]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _op_types() -> tuple[dict, dict]:
     """(op type -> OpType, callable -> OpType) for the op types a call can be wrapped for: a
     callable creates exactly one op of that type from its inputs, for any rank, and takes
@@ -148,7 +151,7 @@ def __getattr__(name):  # OP_TYPES / CALLABLES: derived from the generated table
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def op_type_names() -> frozenset:
     """Every op type some callable of the table creates: names TensorFlow registers gradients for
     itself (an override target spelt like one is TensorFlow's gradient, not a user registration)."""
@@ -198,13 +201,13 @@ def describe_call(qualified_names, mapped) -> str:
     return f"may create {shown} ops along paths a trace does not show (TF adds Identity ops by itself)"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def api_names() -> frozenset:
     with open(os.path.join(_HERE, "_tf_api_names.txt"), encoding="utf-8") as handle:
         return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def keras_names() -> frozenset:
     """``keras.layers.Layer``, ``tensorflow.keras.backend.set_value``, ...: the names Keras 3 and
     TF2's ``tf.keras`` have in their layers, models and backend modules."""
@@ -239,13 +242,13 @@ def exists_in_tf2(qualified_name: str) -> bool:
     return ".".join(parts[:depth]) in names
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _api_modules() -> frozenset:
     """The names in the names file that have names under them (modules)."""
     return frozenset(n.rsplit(".", 1)[0] for n in api_names())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _covered_internal_modules() -> frozenset:
     return frozenset(".".join(n.split(".")[:4]) for n in api_names() if n.startswith("tensorflow.python.ops."))
 
@@ -269,6 +272,9 @@ class BuiltinGradient(_Frozen):
     name), ``dy`` and ``inputs`` (the custom-gradient function's parameters)."""
 
     __slots__ = ("name", "arity", "body")
+    name: str
+    arity: int
+    body: str
 
     def grad_body(self, tf: str, dy: str, inputs: list[str]) -> str:
         return self.body.format(tf=tf, dy=dy, a=inputs[0], b=inputs[-1])
@@ -328,7 +334,8 @@ def keyword_changes(qualified_names, positional: int, keywords) -> tuple[dict, s
                  if canonical(q).startswith("tensorflow.")), None)
     if name is None:
         return {}, None
-    table, order = _tf_renames.KEYWORDS.get(name, {}), _tf_renames.REORDERS.get(name, [])
+    table: dict = _tf_renames.KEYWORDS.get(name, {})
+    order: list = _tf_renames.REORDERS.get(name, [])
     changes: dict = {}
     moved = False
     for i in range(positional):
@@ -385,7 +392,7 @@ def is_registered_op_type(name: str) -> bool:
     return name in _registered_op_types()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registered_op_types() -> frozenset:
     return frozenset(_document()["op_types"])
 

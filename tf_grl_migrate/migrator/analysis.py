@@ -9,11 +9,11 @@ from types import MappingProxyType
 
 import libcst as cst
 
-from . import facts, idioms, precheck
 from ..knowledge import ops
+from ..report import Diagnostic
+from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
 from .nodes import _code, _is_map_call, _is_runtime_map, star_exports
-from ..report import Diagnostic
 from .scopes import Assignment, ImportAssignment
 from .sites import Registration, Site, _regs
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
@@ -84,7 +84,7 @@ class _Collector(QuickVisitor):
     def wrapper_calls(self) -> list[cst.Call]:
         """Calls of a bare name that is, or is imported as, ``gradient_override_map``: a wrapper
         (lucid's, a project helper) whose overrides TF2 ignores just the same."""
-        return [c for c in self.name_calls if c.func.value in self.map_aliases]
+        return [c for c in self.name_calls if isinstance(c.func, cst.Name) and c.func.value in self.map_aliases]
 
     def visit_FunctionDef(self, node):
         if node.decorators:
@@ -98,7 +98,7 @@ class _Collector(QuickVisitor):
         self.names.add(node.value)
 
 
-class ModuleFacts:
+class RuleFacts:
     """What the rules read of a module (idioms.contract.Facts): the planner's answers, and its
     records as tuples; a rule decides by what it returns, and only the planner writes."""
 
@@ -163,7 +163,7 @@ class Planner:
         collector = _Collector()
         collector.walk(self.module)
         self.scopes = collector.bindings.finish()
-        self._positions = None
+        self._positions: Positions | None = None
         self.line_of = lambda line: line  # a slice's lines are mapped to the whole module's
         self.diagnostics: list[Diagnostic] = []
         self.collector = collector
@@ -173,13 +173,13 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
-        self.memos: dict = {}  # the rules' own derived facts (ModuleFacts.memo)
+        self.memos: dict = {}  # the rules' own derived facts (RuleFacts.memo)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.taken: dict = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took (a Taken)
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
         self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
-        self.facts = ModuleFacts(self)  # what the rules read
+        self.facts = RuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -279,7 +279,8 @@ class Planner:
         has no ``__all__`` or one that lists it (or one the tool cannot read)."""
         if self._all is None:
             self._all = star_exports(self.module)
-        return not name.startswith("_") if self._all is True else name in self._all
+        exported = self._all
+        return not name.startswith("_") if exported is True else isinstance(exported, set) and name in exported
 
     def where(self, node) -> int:
         """A node's pre-order index in the module (-1: none, or not in it)."""
@@ -307,7 +308,7 @@ class Planner:
             name = receiver.attr.value
             if name == "graph":
                 return True
-            values = self.collector.attr_values.get(name)
+            values = self.collector.attr_values.get(name, [])
             return bool(values) and name not in seen and all(
                 v is not None and self.is_graph(v, seen | {name}) for v in values)
         if isinstance(receiver, cst.Call):

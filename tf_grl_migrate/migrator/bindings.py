@@ -12,10 +12,21 @@ parses of the module through its public road; this costs a fraction of one walk.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from .scopes import Access, AnnotationScope, ClassScope, ComprehensionScope, FunctionScope, GlobalScope, ImportAssignment, Scope
+from .scopes import (
+    Access,
+    AnnotationScope,
+    ClassScope,
+    ComprehensionScope,
+    FunctionScope,
+    GlobalScope,
+    ImportAssignment,
+    Scope,
+)
 from .traversal import NodeMap
 
 # the nodes whose end counts as a binding in their scope: a read after them sees it
@@ -26,15 +37,19 @@ _ASSIGNMENT_LIKE = frozenset((
 
 # where a STORE context starts (libcst's ExpressionContextVisitor), and the field it starts on;
 # it passes down only through tuples, lists and starred elements
-STORE_FIELD = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
+STORE_FIELD: dict[type, str] = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
                cst.NamedExpr: "target", cst.AsName: "name", cst.CompFor: "target", cst.For: "target",
                cst.ClassDef: "name", cst.FunctionDef: "name", cst.Param: "name"}
 
 _STORE_THROUGH = frozenset((cst.Tuple, cst.List, cst.StarredElement))
 
 # a comprehension's element is read after its `for` (the walk visits these fields last)
-COMPREHENSION_LATE = {cst.ListComp: ("elt",), cst.SetComp: ("elt",), cst.GeneratorExp: ("elt",),
-                      cst.DictComp: ("key", "value")}
+COMPREHENSION_LATE: dict[type, tuple[str, ...]] = {
+    cst.ListComp: ("elt",),
+    cst.SetComp: ("elt",),
+    cst.GeneratorExp: ("elt",),
+    cst.DictComp: ("key", "value"),
+}
 
 _TYPING = ("typing", "typing_extensions")
 
@@ -357,7 +372,7 @@ class Bindings:
         self._mark(self._skip, node.name)
 
 
-_ENTER = {
+_ENTER: dict[type, Callable] = {
     cst.FunctionDef: Bindings._function, cst.Lambda: Bindings._lambda, cst.ClassDef: Bindings._class,
     cst.Param: Bindings._param, cst.Arg: Bindings._arg, cst.Global: Bindings._declare,
     cst.Nonlocal: Bindings._declare, cst.Import: Bindings._import, cst.ImportFrom: Bindings._import,
@@ -369,7 +384,7 @@ _ENTER = {
     cst.For: Bindings._for, cst.TypeAlias: Bindings._type_alias, cst.TypeVar: Bindings._type_var,
     cst.TypeVarTuple: Bindings._type_var, cst.ParamSpec: Bindings._type_var,
 }
-_LEAVE = {
+_LEAVE: dict[type, Callable] = {
     cst.Attribute: Bindings._attribute_leave, cst.Call: Bindings._call_leave,
     cst.Subscript: Bindings._subscript_leave, cst.Annotation: Bindings._annotation_leave,
 }

@@ -82,7 +82,7 @@ class Cache:
 
     def __init__(self, directory: str | None = None):
         self.root = directory or default_dir()
-        self._directory = None
+        self._directory: str | None = None
 
     @property
     def directory(self) -> str:

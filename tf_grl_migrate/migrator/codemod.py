@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..report import Diagnostic
 from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import _code
-from ..report import Diagnostic
-from .rewrite import Rewriter, Builder, _keep_module_start
+from .rewrite import Builder, Rewriter, _keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
 
@@ -85,7 +85,7 @@ def _blocked_links(planner: Planner) -> dict:
     blocked = {}
     for reg in planner.registrations:
         if reg.export is not None and reg.refusal is not None and not reg.export.refusal:
-            blocked[(None, reg.fdef.name.value)] = reg.refusal
+            blocked[(None, reg.function.name.value)] = reg.refusal
     for site in planner.sites:
         if site.refusal:  # conservative: any link the refused map mentions (it may stop before reading it)
             mentioned = _code(site.item)

@@ -63,7 +63,7 @@ class External:
     spelling: str  # the target expression as the source wrote it
     value: str  # the gradient name
     access: str  # how this module reaches the converted function (``grads._rev`` or ``_rev``)
-    import_from: tuple | None  # (module spelling, level) of the `from` import to add ``fn`` to, or None
+    import_from: tuple[str, int] | None  # (module spelling, level) of the `from` import to add ``fn`` to, or None
     function: str
     registered_in: str  # path, for messages
     refusal: Refusal | None = None  # why the link cannot be migrated (said at the use)
@@ -225,6 +225,11 @@ class Run:
             self.facts[path] = self._read(path)
         return self.facts[path]
 
+    def of(self, path: str) -> ModuleFacts:
+        """The facts of a module the run has read (a user, or one a binding led to); a module that
+        could not be read binds nothing the links could follow."""
+        return self.get(path) or ModuleFacts(path)
+
     @staticmethod
     def tensorflows_own(value: str) -> bool:
         from ..knowledge import ops
@@ -281,7 +286,7 @@ class Run:
         return None
 
     def _module_bound(self, path: str, binding: str) -> str | None:
-        facts = self.get(path)
+        facts = self.of(path)
         if binding in facts.modules and binding not in facts.bound_twice:
             module, level = facts.modules[binding]
             return self.module_path(path, module, level)
@@ -304,7 +309,7 @@ class Run:
         return out
 
     def _imported_by(self, path: str) -> set[str]:
-        facts = self.get(path)
+        facts = self.of(path)
         found = {self.module_path(path, m, level) for m, level in facts.modules.values()}
         for module, level, name in facts.from_names.values():
             found.add(self.module_path(path, module, level))
@@ -323,7 +328,7 @@ class Run:
         externals: dict[str, dict] = {}
         exports: dict[tuple[str, str], dict] = {}
         for path in self.users:
-            facts = self.get(path)
+            facts = self.of(path)
             local = {n[1] for n in facts.registrations.values() if n[0] == "str"}
             for op_type, spelling, target in facts.uses:
                 if target[0] == "str" and (target[1] in local or self.tensorflows_own(target[1])):
@@ -343,9 +348,12 @@ class Run:
                 access, import_from, refusal = self._access(path, reg_path, function)
                 origin, why = blocked.get((reg_path, function), (None, None))
                 if refusal is None and why is not None and origin != path:
-                    refusal = Refusal("GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                                f"is kept as it is: {why.text()} (in {os.path.basename(origin)})",
-                                      says_runtime=why.says_runtime)
+                    refusal = Refusal(
+                        "GRL110",
+                        f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
+                        f"is kept as it is: {why.text()} (in {os.path.basename(origin)})",
+                        says_runtime=why.says_runtime,
+                    )
                 externals.setdefault(path, {})[spelling] = External(
                     spelling, value, access, import_from, function, reg_path, refusal)
                 entry = exports.setdefault((reg_path, function), {"value": value, "arity": set(), "used_in": set(),
@@ -378,7 +386,7 @@ class Run:
 
     def _access(self, user: str, reg_path: str, function: str):
         """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""
-        facts = self.get(user)
+        facts = self.of(user)
         for binding in sorted(facts.modules):
             if binding not in facts.bound_twice and self._module_bound(user, binding) == reg_path:
                 return f"{binding}.{function}", None, None
@@ -395,6 +403,13 @@ class Run:
                                                 f"`{function}`, which is already a name in this module; import it "
                                                 "under another name and migrate again")
                 return function, (module, level), None
-        return "", None, Refusal("GRL102", f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
-                                    "does not import (TF1 only needed it imported somewhere); import it here and "
-                                    "migrate again")
+        return (
+            "",
+            None,
+            Refusal(
+                "GRL102",
+                f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
+                "does not import (TF1 only needed it imported somewhere); import it here and "
+                "migrate again",
+            ),
+        )

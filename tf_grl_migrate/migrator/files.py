@@ -8,13 +8,15 @@ import re
 import stat
 from typing import NamedTuple
 
-from . import precheck
 from ..report import Diagnostic, FileReport
+from . import precheck
 
 CANDIDATE = precheck.MARKER.encode()  # a file without these bytes cannot hold an override
 SUFFIXES = (".py", ".ipynb")
 
-DEFAULT_EXCLUDES = r"/(\.git|\.hg|\.svn|\.venv|venv|\.tox|\.nox|\.eggs|build|dist|__pycache__|site-packages|node_modules)/"
+DEFAULT_EXCLUDES = (
+    r"/(\.git|\.hg|\.svn|\.venv|venv|\.tox|\.nox|\.eggs|build|dist|__pycache__|site-packages|node_modules)/"
+)
 
 
 def discover(paths, exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:

@@ -30,6 +30,11 @@ def parsed_expression(source: str) -> cst.BaseExpression:
     return cst.parse_expression(source)
 
 
+def receiver(call) -> cst.BaseExpression:
+    """What a ``<receiver>.method(...)`` call (an override map's) is called on."""
+    return cst.ensure_type(cst.ensure_type(call, cst.Call).func, cst.Attribute).value
+
+
 def _is_map_call(node) -> bool:
     """``<expr>.gradient_override_map(...)``, not the runtime's (``tf_grl_migrate.``: migrated)."""
     return (
@@ -79,7 +84,7 @@ def _enclosing_scopes(scope) -> list:
     """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
     it out to the module (whose parent is itself), less class bodies around it: Python hides a
     class body's names from the methods and functions nested in it."""
-    chain = []
+    chain: list = []
     while scope is not None and scope not in chain:
         if not chain or not isinstance(scope, ClassScope):
             chain.append(scope)
@@ -89,16 +94,16 @@ def _enclosing_scopes(scope) -> list:
 
 def _bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None:
-        return alias.asname.name.value
+        return cst.ensure_type(alias.asname.name, cst.Name).value  # an import binds a plain name
     return _code(alias.name).split(".")[0]
 
 
 def _respelled(attr: cst.Attribute, old: str, new: str) -> str:
     """``attr`` spelt ``...old`` (``tf.neg``, ``tf.random_uniform``) with ``new`` in place of
     ``old``, keeping its root (``tf.negative``, ``tf.compat.v1.random_uniform``)."""
-    prefix = attr
+    prefix: cst.BaseExpression = attr
     for _ in old.split("."):
-        prefix = prefix.value
+        prefix = cst.ensure_type(prefix, cst.Attribute).value
     return f"{_code(prefix)}.{new}"
 
 
@@ -216,7 +221,7 @@ def operator_spelling(node) -> str:
     return f"a {symbol.removesuffix('=') if isinstance(node, cst.AugAssign) else symbol} b"
 
 
-def star_exports(module: cst.Module):
+def star_exports(module: cst.Module) -> set[str] | bool:
     """The names a module-level ``__all__`` lists, or True where there is none or it is not one
     list or tuple of string literals assigned once (then every public name may be handed on)."""
     found = []
@@ -233,10 +238,13 @@ def star_exports(module: cst.Module):
                 found.append(small)
     if len(found) != 1 or not isinstance(found[0], cst.Assign) or not isinstance(found[0].value, (cst.List, cst.Tuple)):
         return True
-    names = set()
+    names: set[str] = set()
     for element in found[0].value.elements:
         value = element.value
         if not isinstance(element, cst.Element) or not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             return True
-        names.add(value.evaluated_value)
+        text = value.evaluated_value
+        if not isinstance(text, str):
+            return True
+        names.add(text)
     return names

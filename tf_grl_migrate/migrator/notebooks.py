@@ -19,8 +19,8 @@ import ast
 import json
 import re
 
-from .precheck import may_hold_override
 from ..report import Diagnostic
+from .precheck import may_hold_override
 
 BOUNDARY = "__tf_grl_migrate_cell_boundary__"
 _BOUNDARY_LINE = re.compile(rf"^{BOUNDARY}\((\d+)\)\n", re.MULTILINE)
@@ -56,7 +56,8 @@ def mask(source: str):
     when the cell cannot be masked (a non-Python cell magic, or the placeholder name is taken)."""
     if MAGIC in source:
         return None
-    saved, out = [], []
+    saved: list[str] = []
+    out: list[str] = []
     for number, line in enumerate(source.splitlines(keepends=True)):
         text = line.rstrip("\r\n")
         end = line[len(text):]
@@ -108,7 +109,10 @@ def _masked(source: str):
 def glue(nb) -> tuple[str, list[int], list[Diagnostic], dict[int, list[str]]]:
     """The code cells (magics masked) as one module; which cells they are; diagnostics for skipped
     cells; the magic lines of each cell, for :func:`split`."""
-    parts, indices, diagnostics, magics = [], [], [], {}
+    parts: list[str] = []
+    indices: list[int] = []
+    diagnostics: list = []
+    magics: dict = {}
     for index, cell in enumerate(nb["cells"]):
         if cell.get("cell_type") != "code":
             continue

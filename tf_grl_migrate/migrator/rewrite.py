@@ -9,14 +9,27 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import facts, idioms
 from ..knowledge import ops
+from . import facts, idioms
 from .analysis import Planner
-from .nodes import _bound_name, _code, _def_path, _fresh, _is_docstring, _is_import_line, _load_names, _name_keyword_code, _respelled, parsed_expression, parsed_statement, tight_equal
+from .nodes import (
+    _bound_name,
+    _code,
+    _def_path,
+    _fresh,
+    _is_docstring,
+    _is_import_line,
+    _load_names,
+    _name_keyword_code,
+    _respelled,
+    parsed_expression,
+    parsed_statement,
+    tight_equal,
+)
 from .safety import SafetyError
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, _regs
-from .traversal import Quick
+from .traversal import NodeMap, Quick
 
 
 @dataclass
@@ -29,7 +42,9 @@ class Plan:
     removed_defs: set = field(default_factory=set)
     new_imports: list = field(default_factory=list)  # import lines the rewrite needs
     dead_imports: dict = field(default_factory=dict)  # Import/ImportFrom -> names it should no longer bind
-    added_imports: dict = field(default_factory=dict)  # ImportFrom -> names it should bind too (another module's functions)
+    added_imports: dict = field(
+        default_factory=dict
+    )  # ImportFrom -> names it should bind too (another module's functions)
     live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
     defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
     with_items: dict = field(default_factory=dict)  # With -> set of items to remove
@@ -63,11 +78,11 @@ class Plan:
 
 
 class Rewriter(Quick, cst.CSTTransformer):
-    def __init__(self, plan: "Plan", parents: dict | None = None):
+    def __init__(self, plan: Plan, parents: NodeMap | None = None):
         super().__init__()
         self.plan = plan
-        self.markers = {}
-        self.carriers = set()  # ids of markers that carry a dissolved block's trailing comments
+        self.markers: dict[int, object] = {}
+        self.carriers: set[int] = set()  # ids of markers that carry a dissolved block's trailing comments
         self.path = _path_to_edits(plan, parents) if parents is not None else None
 
     def on_visit(self, node):
@@ -193,7 +208,8 @@ class Rewriter(Quick, cst.CSTTransformer):
         Comments never go with what the rewrite removes: a carrier's (a dissolved block's trailing
         comments) and those above a removed statement (``# use a straight-through estimator`` over
         ``g = tf.get_default_graph()``) move, with their blank lines, to the next statement."""
-        out, pending, removed_first, carried = [], None, False, []
+        out: list = []
+        pending, removed_first, carried = None, False, []
         for stmt in body:
             commented = any(line.comment is not None for line in stmt.leading_lines)
             if id(stmt) in self.carriers or id(stmt) in self.markers and commented:
@@ -245,11 +261,23 @@ class Rewriter(Quick, cst.CSTTransformer):
         return updated.with_changes(body=body, footer=(*footer, *updated.footer))
 
 
-def _path_to_edits(plan: Plan, parents: dict) -> set:
+def _path_to_edits(plan: Plan, parents: NodeMap) -> set:
     """Every node the plan edits, and every node above one."""
-    edited = {*plan.op_refs, *plan.renames, *plan.keywords, *plan.calls, *plan.removed_defs, *plan.defs, *plan.with_items,
-              *plan.before_with, *plan.dead_imports, *plan.added_imports, *plan.removed_stmts,
-              *plan.replace_stmts, *plan.hoisted_ifs}
+    edited = {
+        *plan.op_refs,
+        *plan.renames,
+        *plan.keywords,
+        *plan.calls,
+        *plan.removed_defs,
+        *plan.defs,
+        *plan.with_items,
+        *plan.before_with,
+        *plan.dead_imports,
+        *plan.added_imports,
+        *plan.removed_stmts,
+        *plan.replace_stmts,
+        *plan.hoisted_ifs,
+    }
     path = set()
     for node in edited:
         while node is not None and node not in path:
@@ -326,7 +354,7 @@ class Builder:
         self.sites = sites
         self.plan = Plan()
         self.taken = set(planner.module_names)
-        self._tf = None
+        self._tf: str | None = None
         self.builtins: dict = {}
 
     @property
@@ -344,15 +372,15 @@ class Builder:
                         for alias in small.names:
                             name = _code(alias.name)
                             if ops.canonical(name + ".") == "tensorflow.":  # also tensorflow.compat.v1
-                                return alias.asname.name.value if alias.asname else name
-        alias = _fresh("tf", self.taken)  # `tf` may name something else in this module
-        self.plan.new_imports.append(f"import tensorflow as {alias}")
-        return alias
+                                return _bound_name(alias) if alias.asname else name
+        fresh = _fresh("tf", self.taken)  # `tf` may name something else in this module
+        self.plan.new_imports.append(f"import tensorflow as {fresh}")
+        return fresh
 
     def add_import(self, module: str, level: int, name: str) -> None:
         """``name`` joins the module-level ``from <module> import ...`` of this module."""
         for stmt in self.p.module.body:
-            if not _is_import_line(stmt):
+            if not isinstance(stmt, cst.SimpleStatementLine) or not _is_import_line(stmt):
                 continue
             for small in stmt.body:
                 if (isinstance(small, cst.ImportFrom) and len(small.relative) == level
@@ -396,7 +424,8 @@ class Builder:
                     self.point([call], name)
                     continue
                 if isinstance(target, facts.External) and target.import_from:
-                    self.add_import(*target.import_from, target.function)
+                    module, level = target.import_from
+                    self.add_import(module, level, target.function)
                 for reg in _regs(target):
                     if reg not in calls_by_reg:  # an operator's op is made by the operator inside
                         conversion = self.conversion(reg)
@@ -441,13 +470,13 @@ class Builder:
         conversion = self.conversion(reg)
         if not conversion.callable_name:
             if reg.kind == "factory" or reg.rename:
-                base = reg.fdef.name.value
+                base = reg.function.name.value
                 if reg.name_key and reg.name_key[0] == "str":
                     base = "_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", reg.name_key[1]).lower().strip("_")
                     base = re.sub(r"\W+", "_", base)
                 conversion.callable_name = _fresh(base, self.taken)
             else:
-                conversion.callable_name = reg.fdef.name.value
+                conversion.callable_name = reg.function.name.value
         return conversion.callable_name
 
     # -- code that only served the override --------------------------------------------------

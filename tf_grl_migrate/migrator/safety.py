@@ -57,7 +57,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
                                   "override applied to; nothing written (please report this)")
     if whole_module:
         return
-    allowed = Counter()
+    allowed: Counter[tuple] = Counter()
     for source, path in removed:
         tree = ast.parse(source)
         allowed.update(_keys(tree, flips=False))
@@ -94,14 +94,16 @@ def _hazard(node) -> str | None:
     if what:
         return what
     if isinstance(node, ast.With) and any(not isinstance(item.context_expr, ast.Call) for item in node.items):
-        return "with " + ast.unparse(next(i.context_expr for i in node.items if not isinstance(i.context_expr, ast.Call)))
+        return "with " + ast.unparse(
+            next(i.context_expr for i in node.items if not isinstance(i.context_expr, ast.Call))
+        )
     if isinstance(node, ast.comprehension) and node.is_async:
         return "async for"
     return None
 
 
 def _keys(tree, flips: bool) -> Counter:
-    keys = Counter()
+    keys: Counter[tuple] = Counter()
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt):
             keys.update(_statement_keys(node, flips))

@@ -8,20 +8,20 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import facts
 from ..knowledge import ops
+from . import facts
 from .verdicts import Refusal
 
 
 @dataclass(eq=False)
 class Registration:
     name_key: tuple
-    fdef: cst.FunctionDef  # the gradient function (op, grad)
+    fdef: cst.FunctionDef | None  # the gradient function (op, grad); None: not found (refused)
     kind: str  # "decorator" | "call" | "factory"
+    name_expr: cst.BaseExpression  # the name it registers, as written
     decorator: cst.Decorator | None = None
     stmt: cst.SimpleStatementLine | None = None  # call/factory form statement
     factory_call: cst.Call | None = None
-    name_expr: cst.BaseExpression | None = None
     refusal: Refusal | None = None  # when it cannot be converted
     op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
     uses_output: bool = False
@@ -39,6 +39,14 @@ class Registration:
     maker_name: bool = False  # the maker takes `name=` (some use passes one)
     export: facts.Export | None = None  # used from other modules of the run
 
+    @property
+    def function(self) -> cst.FunctionDef:
+        """The gradient function, for a registration whose function was found (any other is
+        refused when it is found, so nothing past that asks)."""
+        if self.fdef is None:
+            raise ValueError("a registration whose gradient function was not found")
+        return self.fdef
+
 
 @dataclass(eq=False)
 class Dispatch:
@@ -50,7 +58,15 @@ class Dispatch:
 
 
 def _is_string_literal(expr) -> bool:
-    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
+    return string_value(expr) is not None
+
+
+def string_value(expr) -> str | None:
+    """The value of a string literal (not a bytes one, nor an f-string), else None."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _regs(target) -> list:

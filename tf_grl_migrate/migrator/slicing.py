@@ -42,7 +42,7 @@ MIN_LINES = 200  # below this the whole module is analysed: the slice would save
 
 @dataclass
 class _Unit:
-    node: ast.stmt
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     index: int  # among the module's statements
     first: int  # 1-based, decorators included
     last: int
@@ -78,12 +78,12 @@ class Slice:
                 return None
             start = found[0]
             end = start + len(stub)
-            terminator = re.match(r"\r\n|\r|\n|", new[end:]).group(0)
+            terminator = _line_break_at(new, end)
             new = new[:start] + original + new[end + len(terminator):]
         return new
 
 
-def _names(node, unit: "_Unit | None" = None, nodes=None) -> tuple[set, set]:
+def _names(node, unit: _Unit | None = None, nodes=None) -> tuple[set, set]:
     """(identifiers, bare names) anywhere under node. With ``unit`` (a top-level def or class), the
     same walk also gathers into it what it may bind at module level (``global`` names, walrus
     targets), the attributes it assigns and the names it reads. ``nodes``: every node under
@@ -153,7 +153,7 @@ def _module_binds(stmt) -> set:
     return out
 
 
-def _unit_facts(unit: "_Unit") -> None:
+def _unit_facts(unit: _Unit) -> None:
     """A top-level def or class, in one walk: every identifier, the bare names, what it may bind at
     module level (its name, ``global`` names, walrus targets), the attributes it assigns, the names
     it reads."""
@@ -207,8 +207,17 @@ def _first_line(stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
 
 
+def _line_break_at(text: str, i: int) -> str:
+    """The line break starting at ``text[i]`` (``\r\n``, ``\r`` or ``\n``), or ""."""
+    return "\r\n" if text.startswith("\r\n", i) else text[i:i + 1] if text[i:i + 1] in ("\r", "\n") else ""
+
+
+def _last_line(stmt) -> int:
+    return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno  # ast.parse always sets it
+
+
 def _text(stmt, lines) -> str:
-    return "".join(lines[_first_line(stmt) - 1:stmt.end_lineno])
+    return "".join(lines[_first_line(stmt) - 1:_last_line(stmt)])
 
 
 def slice_module(code: str, tree: ast.Module) -> Slice | None:
@@ -223,8 +232,8 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     for i, stmt in enumerate(body):
         if not isinstance(stmt, _UNITS):
             continue
-        first, last = _first_line(stmt), stmt.end_lineno
-        shares = (i > 0 and body[i - 1].end_lineno >= first) or (
+        first, last = _first_line(stmt), _last_line(stmt)
+        shares = (i > 0 and _last_line(body[i - 1]) >= first) or (
             i + 1 < len(body) and _first_line(body[i + 1]) <= last)
         text = _text(stmt, lines)
         if shares or _SEED.search(text) or not lines[first - 1][:1].strip():
@@ -286,7 +295,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         return None
     # a stub reads what its run read of the names kept code binds, so none of them looks dead
     visible = imported | bound
-    runs = []  # elided units next to each other (only blank lines and comments between) are one run
+    runs: list[list[_Unit]] = []  # elided units next to each other (only blank lines and comments between) are one run
     for unit in elided:
         if runs and runs[-1][-1].index + 1 == unit.index:
             runs[-1].append(unit)
@@ -301,7 +310,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         reads = sorted(set().union(*(u.loads for u in run)) & visible)
         stub = f"__grl_elided_{n}__ = ({', '.join(reads)}{',' if len(reads) == 1 else ''})"
         original = "".join(lines[first - 1:last])
-        terminator = re.search(r"(\r\n|\r|\n)?\Z", original).group(0)
+        terminator = next((b for b in ("\r\n", "\r", "\n") if original.endswith(b)), "")
         out.append(stub + terminator)
         out_lines += 1
         stubs.append((stub, original))

@@ -3,7 +3,7 @@ its name's value, or by the binding a name reads), one of another module of the 
 links), a gradient TensorFlow provides, or a choice among this module's registrations by the
 string literals a name can hold where the block reads it (a ``Dispatch``), and GRL102 when none
 of these can be told. Asked by the override block's check (``idioms/override_block.check_site``) and
-the runtime map; every answer reads the module's facts (``facts``: analysis.ModuleFacts)."""
+the runtime map; every answer reads the module's facts (``facts``: analysis.RuleFacts)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import libcst as cst
 from ..knowledge import ops
 from .nodes import _code
 from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
-from .sites import Dispatch
+from .sites import Dispatch, string_value
 from .verdicts import Hint, Refusal, place
 
 
@@ -69,7 +69,7 @@ def means_module_binding(facts, value) -> bool:
 
 
 def dispatch(facts, expr, values: list):
-    choices = {}
+    choices: dict = {}
     for value in values:
         if value is None:
             continue
@@ -202,16 +202,17 @@ def _literals(facts, value):
         facts.spell(v, _code(value))
         return [v] if isinstance(v, str) else None
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
-        out = []
+        out: list[str | None] = []
         for element in value.value.elements:
             if not isinstance(element, cst.DictElement):
                 return None
-            v = element.value
-            if isinstance(v, cst.Name) and v.value == "None":
+            item = element.value
+            text = string_value(item)
+            if isinstance(item, cst.Name) and item.value == "None":
                 out.append(None)
-            elif isinstance(v, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(v.evaluated_value, str):
-                out.append(v.evaluated_value)
-                facts.spell(v.evaluated_value, _code(v))
+            elif text is not None:
+                out.append(text)
+                facts.spell(text, _code(item))
             else:
                 return None
         return out

@@ -5,7 +5,9 @@ positions of the few nodes a diagnostic names. Nothing of libcst is replaced or 
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -64,7 +66,7 @@ class Quick:
             getattr(self, f"leave_{type(original_node).__name__}_{attribute}")(original_node)
 
 
-class _Hooks(type(cst.CSTVisitor)):
+class _Hooks(abc.ABCMeta):  # libcst's visitors' own metaclass
     """A hook set on (or deleted from) a visitor class later, as a test patching ``visit_Yield``
     does, drops the hooks cached by that class and its subclasses (field hooks are found again)."""
 
@@ -79,7 +81,7 @@ class _Hooks(type(cst.CSTVisitor)):
             cls._forget()
 
     def _forget(cls):
-        stack = [cls]
+        stack: list[Any] = [cls]
         while stack:
             klass = stack.pop()
             if "_visits" in klass.__dict__:
@@ -94,6 +96,9 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
     type: libcst formats the name and looks it up for every node, and calls its typed no-op stub
     for every type the visitor does not handle. Walked with ``walk`` (or ``record_walk``), never
     through libcst's ``node.visit``."""
+
+    _visits: dict  # node type -> its visit_ hook (None: none), per class
+    _leaves: dict
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -153,7 +158,7 @@ def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, l
             fields = _order_of(node)
             if kind in late:
                 last = late[kind]
-                fields = [f for f in fields if f not in last] + [f for f in fields if f in last]
+                fields = (*(f for f in fields if f not in last), *(f for f in fields if f in last))
             for field in fields:
                 value = getattr(node, field)
                 if isinstance(value, (tuple, list)):
@@ -242,7 +247,7 @@ def _newlines(text: str) -> int:
 
 def children(node) -> list:
     """``node.children``, in libcst's order, from the field order learnt once per type."""
-    out = []
+    out: list = []
     for field in _order_of(node):
         value = getattr(node, field)
         if isinstance(value, (tuple, list)):
@@ -271,7 +276,7 @@ class Positions:
         self.module, self.parents = module, parents
         self._lines: dict[int, int] = {id(module): 1}  # id(node) -> the line its code starts on
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
-        self._provider = None
+        self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
     def start(self, node) -> tuple[int, int]:
         chain = [node]  # node, its parent, ... up to the module

@@ -4,6 +4,7 @@ gradients are computed (the older recipe beside the runtime map, ``override_map.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import tensorflow as tf
 
@@ -12,8 +13,8 @@ __all__ = ["override_gradients"]
 
 _ABSENT = object()
 _OVERRIDES_LOCK = threading.RLock()
-_ACTIVE = []  # [(token, {op type: registry entry})], innermost last
-_ORIGINALS = {}  # op type -> its registry entry before the first active override (or _ABSENT)
+_ACTIVE: list[tuple] = []  # [(token, {op type: registry entry})], innermost last
+_ORIGINALS: dict[str, Any] = {}  # op type -> its registry entry before the first active override (or _ABSENT)
 
 
 def _gradient_registry():
@@ -26,7 +27,11 @@ def _gradient_registry():
 
         table = tf_ops._gradient_registry._registry
         type_tag, location_tag = tf_registry._TYPE_TAG, tf_registry._LOCATION_TAG
-        if not isinstance(table, dict) or not isinstance(table.get("Identity"), dict) or type_tag not in table["Identity"]:
+        if (
+            not isinstance(table, dict)
+            or not isinstance(table.get("Identity"), dict)
+            or type_tag not in table["Identity"]
+        ):
             raise TypeError("unexpected registry layout")
     except (ImportError, AttributeError, TypeError) as exc:
         raise RuntimeError(
@@ -88,7 +93,7 @@ def _tape_safe(function):
         return call_as_tf1(function, op, inputs, outputs, grads)
 
     gradient.__name__ = getattr(function, "__name__", "gradient")
-    gradient.__wrapped__ = function
+    setattr(gradient, "__wrapped__", function)  # what functools.wraps sets
     return gradient
 
 

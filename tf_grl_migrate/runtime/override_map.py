@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 
 import tensorflow as tf
 
@@ -46,7 +47,7 @@ class _Block:
         self.map, self.variables, self.made = resolved, 0, 0  # {op type: (gradient function, name)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _internals():
     """(add_op_callback, remove_op_callback, lookup of a registered gradient by name, the tape
     set's thread controls, record_operation, the FuncGraph class, the code that makes a
@@ -83,7 +84,7 @@ def _made_by_tf_function(depth=16) -> bool:
     code of the block's, so no map applies to it (a map entered eagerly around the first call of
     a ``tf.function`` is active while it is traced, its outputs marked included)."""
     code = _internals()[6]
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(depth):
         if frame is None:
             return False
@@ -358,10 +359,11 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     the block raises, and affect only the thread that entered them; bad keys or values raise
     before anything changes. A block that built a model (variables created) but made no op of a
     mapped type raises when it ends: TF2 makes a model's ops when it is called, where TF1 made them
-    when it was built, so the map would silently apply to none. In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph`` is the
-    default graph) it is TensorFlow's own map on that graph, or on ``graph=`` (the graph the
-    replaced code named); eagerly and in a ``tf.function``, ``graph=`` plays no part. Usable by
-    hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...; ctx.__exit__(None, None, None)``.
+    when it was built, so the map would silently apply to none. In legacy ``tf.compat.v1`` graph
+    mode (a plain ``tf.Graph`` is the default graph) it is TensorFlow's own map on that graph, or
+    on ``graph=`` (the graph the replaced code named); eagerly and in a ``tf.function``, ``graph=``
+    plays no part. Usable by hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...;
+    ctx.__exit__(None, None, None)``.
     """
 
     __slots__ = ("_map", "_graph", "_entered")
@@ -418,10 +420,12 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
         if exc[0] is None and value.variables and not value.made:
             raise RuntimeError(
                 f"gradient_override_map: variables were created in this block (a model was built) but no "
-                f"{'/'.join(sorted(value.map))} op was: TF2 makes a model's ops when it is called, not when it is built, "
+                f"{'/'.join(sorted(value.map))} op was: TF2 makes a model's ops when it is called, not when it "
+                "is built, "
                 "so TF1's map would apply to none of them and the gradients would silently be the ordinary ones. "
                 "Call the model inside the block (`with gradient_override_map(...): y = model(x)`), where its ops "
-                "are made")
+                "are made"
+            )
         return False
 
 

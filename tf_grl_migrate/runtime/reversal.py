@@ -12,6 +12,7 @@ import functools
 import math
 import sys
 import types
+from typing import Any
 
 try:
     import tensorflow as tf
@@ -168,7 +169,7 @@ def _tf_keras():
     return keras
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def keras_classes(package):
     """``GradientReversal`` and ``DANNLambdaScheduler`` for one Keras package (``keras``, Keras 3, or
     ``tf_keras``): a Keras model takes only layers and callbacks of its own Keras.
@@ -176,8 +177,11 @@ def keras_classes(package):
     both asks here for the other: ``keras_classes(tf_keras).GradientReversal``."""
     three = package is keras
 
+    Layer: Any = package.layers.Layer
+    Callback: Any = package.callbacks.Callback
+
     @package.saving.register_keras_serializable(package="tf_grl_migrate")
-    class GradientReversal(package.layers.Layer):
+    class GradientReversal(Layer):
         """Keras layer: identity forward, gradient times ``-hp_lambda`` backward.
 
         ``hp_lambda`` lives in a non-trainable float32 weight, so ``layer.hp_lambda = 0.3``
@@ -237,7 +241,7 @@ def keras_classes(package):
             config["hp_lambda"] = self.hp_lambda
             return config
 
-    class DANNLambdaScheduler(package.callbacks.Callback):
+    class DANNLambdaScheduler(Callback):
         """Drives every ``GradientReversal`` layer of the model with the DANN schedule.
 
         ``lambda = lambda_max * (2 / (1 + exp(-gamma * p)) - 1)``, ``p`` the training progress in
@@ -252,7 +256,7 @@ def keras_classes(package):
             self.total_steps = total_steps
             self.history = []
             self._step = 0
-            self._total = None
+            self._total = 1  # set on train begin
             self._layers = []
 
         def schedule(self, p):

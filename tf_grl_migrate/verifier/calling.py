@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 import types
+from typing import Any
 
 from .loading import MissingDependency, ScriptCodeNeeded
 
-TF = None  # the real tensorflow module (set by the side that runs: tf1.py, tf2.py)
-MODE = None  # "tf1" | "tf2"
+TF: Any = None  # the real tensorflow module (set by the side that runs: tf1.py, tf2.py)
+MODE: str | None = None  # "tf1" | "tf2"
 
 
 class NoTensor(Exception):

@@ -55,7 +55,9 @@ class Verification(NamedTuple):
             return f"verified {self.callable}: max |diff| {_number(self.max_abs_diff)}{note}"
         if self.status == DIFFERS:
             if hand:
-                return f"differs {self.callable}: {self.reason}. The migrated code does not compute what the original did"
+                return (
+                    f"differs {self.callable}: {self.reason}. The migrated code does not compute what the original did"
+                )
             return (f"differs {self.callable}: {self.reason}. The migration changed what this code computes; "
                     "the file is not written: please report it to tf-grl-migrate")
         return f"not verifiable {self.callable}: {self.reason}; test this site by hand"
@@ -158,8 +160,9 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
     for i, task in enumerate(tasks):
         probe = task.probe
         if task.refusal is not None:
-            outcomes[i] = [(verdict.Outcome(Status.NOT_VERIFIABLE, None, task.refusal), _shown(probe.label, None))] * len(
-                probe.sites)
+            outcomes[i] = [
+                (verdict.Outcome(Status.NOT_VERIFIABLE, None, task.refusal), _shown(probe.label, None))
+            ] * len(probe.sites)
         elif probe.reason is None or any(probe.fallbacks):
             runnable.append(i)
         else:

@@ -211,7 +211,7 @@ def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> tu
         if new != needed:
             needed = new
             changed = True
-    refused = {}
+    refused: dict = {}
     for stmt, b, w, k in zip(body, binds, why, keep):
         if w is not None and not k:
             for name in b & needed:

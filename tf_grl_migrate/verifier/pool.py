@@ -35,9 +35,9 @@ class Worker:
 
     def __init__(self, python: str, folder: str, cap: int = MEMORY_CAP):
         self.python, self.folder, self.cap = python, folder, cap
-        self.proc = None
+        self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
-        self.broken = None  # why it could not start: every request gets that answer, none starts it again
+        self.broken: str | None = None  # why it could not start: every request gets that answer, none starts it again
         self.hello: dict | None = None
 
     def start(self) -> bool:
@@ -96,10 +96,13 @@ class Worker:
         if self.broken is not None:
             return Unverifiable(self.broken)
         rid = secrets.token_hex(16)
+        stdin = self.proc.stdin if self.proc is not None else None
+        if stdin is None:
+            return Unverifiable("the verification worker is not running")
         try:
-            self.proc.stdin.write(json.dumps({"id": rid, "timeout": timeout, "request": request.to_json()}).encode()
+            stdin.write(json.dumps({"id": rid, "timeout": timeout, "request": request.to_json()}).encode()
                                   + b"\n")
-            self.proc.stdin.flush()
+            stdin.flush()
         except (OSError, ValueError):
             self.stop()
             return Unverifiable("the worker ended unexpectedly")
@@ -125,7 +128,8 @@ class Worker:
     def stop(self):
         if self.proc is not None:
             try:
-                self.proc.stdin.close()
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
             except (OSError, ValueError):
                 pass
             try:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..migrator.precheck import MARKER, is_runtime_map
 from ..migrator.slicing import _module_binds as _binds
+
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
@@ -328,7 +329,7 @@ def _users(tree, chain) -> list:
     for fdef in tree.body:
         if not isinstance(fdef, ast.FunctionDef) or owner.name not in _names(fdef):
             continue
-        withs = [n for n in ast.walk(fdef) if isinstance(n, (ast.With, ast.AsyncWith))
+        withs: list = [n for n in ast.walk(fdef) if isinstance(n, (ast.With, ast.AsyncWith))
                  and any(owner.name in _names(item.context_expr) for item in n.items)]
         for block in withs or [_Body(fdef.body, [])]:
             found.append(((fdef,), block))
@@ -369,7 +370,7 @@ def _probe(chain, where, blocks, trees, tree, ops=()) -> Probe:
     if not classes:
         variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks),
                               call_site_literals(trees, {fdef.name}), tensor_first=not closure, ops=ops)
-        entry = {"kind": "function", "name": fdef.name, "variants": variants}
+        entry: dict[str, Any] = {"kind": "function", "name": fdef.name, "variants": variants}
         return Probe(entry, where, [_label(fdef.name, v, closure) for v in variants])
     top = entry_chain[0]
     owner = entry_chain[-2]
@@ -409,8 +410,12 @@ def reaching(tree: ast.Module, probe: Probe, trees=()) -> list:
     found, names = [], {entry["name"]}
     if entry["kind"] == "class" and not entry.get("static") and len(entry["classes"]) == 1:
         for stmt in tree.body:
-            if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-                    and stmt.value.func.id == entry["name"]):
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name)
+                and stmt.value.func.id == entry["name"]
+            ):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         names.add(target.id)
@@ -474,7 +479,10 @@ def _module_names(tree) -> set:
 def _reads(nodes) -> tuple[set, dict, set]:
     """(names read, {name: attributes read} for names read only as ``name.attr``, names stored)
     in ``nodes``, not looking into nested defs and classes."""
-    loads, attrs, plain, stores = set(), {}, set(), set()
+    loads: set = set()
+    attrs: dict[str, set] = {}
+    plain: set = set()
+    stores: set = set()
 
     def visit(node):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -610,7 +618,7 @@ def _opcodes(original: str, migrated: str) -> tuple:
 
 
 def written_lines(original: str, migrated: str) -> list:
-    lines = []
+    lines: list[int] = []
     for tag, _, _, j1, j2 in _opcodes(original, migrated):
         if tag in ("replace", "insert"):
             lines.extend(range(j1 + 1, j2 + 1))

@@ -15,6 +15,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from typing import Any
 
 MAX_ANSWER_BYTES = 64 << 20  # an answer longer than this is refused unread
 MAX_ELEMENTS = 1 << 22  # per array
@@ -58,7 +59,7 @@ class Request:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> "Request":
+    def from_json(cls, data: dict) -> Request:
         return cls(**{**data, "kind": Kind(data["kind"])})
 
 
@@ -237,7 +238,7 @@ def decode(kind: Kind, data) -> Ran | Values | Unverifiable:
         return Ran(_need(body, "variant", int, tag), _need(body, "new", bool, tag), tuple(shape), tuple(results),
                    _optional_text(body, "note", tag))
     if tag == "values" and kind is Kind.TF2:
-        runs = []
+        runs: list[ModeError | ModeValues] = []
         for i, r in enumerate(_need(body, "runs", list, tag)):
             where = f"values.runs[{i}]"
             mode = _need(r, "mode", str, where)
@@ -259,16 +260,31 @@ def decode(kind: Kind, data) -> Ran | Values | Unverifiable:
 
 def encode(answer) -> bytes:
     """The JSON bytes of an answer (NaN and infinities as JSON's extensions, which ``decode`` reads)."""
+    data: dict[str, Any]
     if isinstance(answer, Unverifiable):
         data = {"unverifiable": {"reason": answer.reason}}
     elif isinstance(answer, Ran):
-        data = {"ran": {"variant": answer.variant, "new": answer.new, "shape": list(answer.shape), "note": answer.note,
-                        "results": [{"setting": r.setting, "y": [a.to_json() for a in r.y],
-                                     "g": [a.to_json() for a in r.g],
-                                     "variables": [a.to_json() for a in r.variables],
-                                     "deterministic": r.deterministic, "drawn": list(r.drawn)} for r in answer.results]}}
+        data = {
+            "ran": {
+                "variant": answer.variant,
+                "new": answer.new,
+                "shape": list(answer.shape),
+                "note": answer.note,
+                "results": [
+                    {
+                        "setting": r.setting,
+                        "y": [a.to_json() for a in r.y],
+                        "g": [a.to_json() for a in r.g],
+                        "variables": [a.to_json() for a in r.variables],
+                        "deterministic": r.deterministic,
+                        "drawn": list(r.drawn),
+                    }
+                    for r in answer.results
+                ],
+            }
+        }
     elif isinstance(answer, Values):
-        runs = []
+        runs: list[dict[str, Any]] = []
         for r in answer.runs:
             if isinstance(r, ModeError):
                 runs.append({"mode": r.mode, "setting": r.setting, "error": r.error, "lines": list(r.lines),

@@ -83,8 +83,11 @@ class Harmless:
         if isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant):
                 return None  # a docstring
-            if registers(stmt.value):
-                return self.expression(stmt.value.func.args[0] if stmt.value.func.args else None, depth)
+            if registers(stmt.value):  # the registration's name is all that runs before the gradient is taken
+                value = stmt.value
+                made = value.func if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) else value
+                name = made.args[0] if isinstance(made, ast.Call) and made.args else None
+                return self.expression(name, depth)
             why = self.expression(stmt.value, depth)  # a harmless call (`log.info(...)` in an `if` that defines)
             return None if why is None else f"{why} (script code)"
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -11,6 +11,7 @@ import importlib.abc
 import importlib.util
 import sys
 import types
+from typing import Any
 
 from . import calling
 from .calling import GIVE_UP, describe, give_up_on, inputs, settings, upstream
@@ -64,7 +65,7 @@ def keras_as_tf1_had_it(tf=None):
             continue
         try:
             if not hasattr(backend, "get_session"):
-                backend.get_session = lambda: tf1.Session(graph=tf1.get_default_graph())
+                setattr(backend, "get_session", lambda: tf1.Session(graph=tf1.get_default_graph()))
             for attr in ("variable", "get_value", "set_value"):
                 if not hasattr(backend, attr):
                     setattr(backend, attr, getattr(legacy, attr))
@@ -84,7 +85,8 @@ def provide_keras_2_engine():
         return  # a Keras that has it
     for name in KERAS_2_ENGINE:
         module = types.ModuleType(name)
-        module.Layer, module.InputSpec = keras.layers.Layer, keras.layers.InputSpec
+        setattr(module, "Layer", keras.layers.Layer)
+        setattr(module, "InputSpec", keras.layers.InputSpec)
         sys.modules[name] = module
         parent, _, child = name.rpartition(".")
         setattr(sys.modules[parent], child, module)
@@ -98,7 +100,7 @@ class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith("tensorflow."):
             return None
-        obj = sys.modules["tensorflow"]
+        obj: Any = sys.modules["tensorflow"]
         for part in fullname.split(".")[1:]:
             obj = getattr(obj, part, None)
             if obj is None:
@@ -197,7 +199,10 @@ def reference(req: Request):
                     note = "; ".join(filter(None, [note, f"tried only {setting_text(results[0].setting)}: the "
                                                          f"second values raised under TF1 ({errors[-1]})"]))
                 if not all(r.deterministic for r in results):
-                    drawn = ", ".join(sorted(set(d for r in results for d in r.drawn))) or "two runs of the same graph differ"
+                    drawn = (
+                        ", ".join(sorted(set(d for r in results for d in r.drawn)))
+                        or "two runs of the same graph differ"
+                    )
                     return Unverifiable(f"the forward or backward pass draws random numbers ({drawn}), so TF1 and "
                                         "TF2 cannot be compared value for value")
                 return Ran(index, new, tuple(shape), tuple(results), note)
@@ -214,6 +219,8 @@ def same_run(req: Request):
     """The migrated text under TF1 semantics, called as the reference was (same way, shape and
     values): its values, for the main process to set beside the original's."""
     plan = req.reference
+    if plan is None:
+        return Unverifiable("no reference run to repeat")
     args = req.entry["variants"][plan["variant"]]
     results = []
     for setting in plan["settings"]:

@@ -96,6 +96,8 @@ def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
 
 def values(req: Request):
     plan = req.reference
+    if plan is None:
+        return Unverifiable("no reference run to repeat")
     entry = req.entry
     written = req.written
     module, finder = load(req.path, req.source, req.roots, req.migrated)
@@ -116,7 +118,7 @@ def values(req: Request):
             if entry["kind"] != "block" and calling.entry_name(entry) not in module.__dict__:
                 return Values((), defined=False)
             args = entry["variants"][plan["variant"]]
-            runs = []
+            runs: list[ModeError | ModeValues] = []
             for mode in ("eager", "tf.function"):
                 for index, setting in enumerate(plan["settings"]):
                     try:

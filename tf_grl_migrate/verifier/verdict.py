@@ -60,7 +60,9 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
         if isinstance(run, ModeError):
             failure = _failure(run, written, block_written)
             if failure.status is not Status.NOT_VERIFIABLE or run.missing:
-                return Outcome(failure.status, None, f"{where}: {failure.reason}" if not run.missing else failure.reason)
+                return Outcome(
+                    failure.status, None, f"{where}: {failure.reason}" if not run.missing else failure.reason
+                )
             skipped.append((run.mode, failure.reason))
             stopped.add(run.mode)
             continue

@@ -14,6 +14,7 @@ killing any child it still has.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -56,10 +57,7 @@ def _answer(request: dict) -> bytes:
     req = Request.from_json(request)
     _no_network()
     try:
-        if req.kind is Kind.TF2:
-            from . import tf2 as side
-        else:
-            from . import tf1 as side
+        side = importlib.import_module(f"{__package__}.{'tf2' if req.kind is Kind.TF2 else 'tf1'}")
         side.setup()
         return encode(side.answer(req))
     except Exception as exc:  # noqa: BLE001 - the user's code, any error
@@ -73,9 +71,8 @@ def _no_network():
     def refuse(*args, **kwargs):
         raise OSError("verification runs without network access")
 
-    socket.socket.connect = refuse
-    socket.socket.connect_ex = refuse
-    socket.create_connection = refuse
+    for owner, name in ((socket.socket, "connect"), (socket.socket, "connect_ex"), (socket, "create_connection")):
+        setattr(owner, name, refuse)
 
 
 class _Requests:
@@ -184,10 +181,9 @@ def main(argv=None) -> int:
         answers.write(json.dumps(data).encode("utf-8") + b"\n")
 
     try:
+        import keras  # noqa: F401  (imported once here: every child has it)
         import numpy  # noqa: F401
         import tensorflow as tf
-
-        import keras  # noqa: F401  (imported once here: every child has it)
     except Exception as exc:  # noqa: BLE001
         say({"hello": 0, "error": f"TensorFlow could not be imported: {type(exc).__name__}: {exc}"[:500]})
         return 1

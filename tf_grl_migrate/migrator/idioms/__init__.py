@@ -70,7 +70,7 @@ def all_idioms() -> list[Idiom]:
     return [importlib.import_module(f"{__name__}.{name}").IDIOM for name in MODULES]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry() -> dict:
     """Every idiom loaded, and what they declare checked against ORDER."""
     from .contract import HOOKS, REGISTRY, RUNTIME_HOOKS
@@ -106,7 +106,7 @@ def idiom_of(rule: Callable) -> Idiom:
     return sys.modules[rule.__module__].IDIOM
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runtime_rules() -> tuple:
     """The ``--use-runtime`` takeovers of blocks the inline rewrite refuses, in ORDER: ``take``
     after the planner settled (contract.Taken), ``calls`` (the map calls moved), ``emit_all``; and

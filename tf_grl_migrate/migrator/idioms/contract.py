@@ -110,7 +110,7 @@ class Taken:
 
 
 class Facts(Protocol):
-    """What a rule may read of the module (analysis.ModuleFacts answers; rules never write it):
+    """What a rule may read of the module (analysis.RuleFacts answers; rules never write it):
     the records so far and what the planner's one walk found, as tuples and read-only maps."""
 
     module: Any

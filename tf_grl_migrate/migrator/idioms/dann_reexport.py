@@ -29,18 +29,21 @@ def rewrite_module(module: cst.Module, plan):
     imports a star-import of the module would hand on stay.
     Returns the new module, or None when the module is anything more.
     """
-    head, cls, instance = [], None, None
+    head: list[cst.BaseStatement] = []
+    cls: cst.ClassDef | None = None
+    instance: str | None = None
     exported = star_exports(module)
     for stmt in module.body:
         if _is_docstring(stmt) and not head and cls is None:
             head.append(stmt)
-        elif _is_import_line(stmt):
+        elif isinstance(stmt, cst.SimpleStatementLine) and _is_import_line(stmt):
             if any(_future_or_handed_on(small, exported) for small in stmt.body):
                 head.append(stmt)  # `from flip_gradient import *` elsewhere may hand its imports on
         elif isinstance(stmt, cst.ClassDef) and cls is None:
             cls = stmt
         elif cls is not None and instance is None and _instantiates(stmt, cls.name.value):
-            instance = stmt.body[0].targets[0].target.value
+            assign = cst.ensure_type(cst.ensure_type(stmt, cst.SimpleStatementLine).body[0], cst.Assign)
+            instance = cst.ensure_type(assign.targets[0].target, cst.Name).value
         else:
             return None
     if cls is None or instance is None or not _is_dann_builder(cls, plan):

@@ -18,15 +18,16 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import _code, _is_docstring, _is_import_line, parsed_expression, parsed_statement
 from ...report import Diagnostic
+from ..nodes import _bound_name, _code, _is_docstring, _is_import_line, parsed_expression, parsed_statement
 from ..traversal import QuickVisitor
 from .base import Idiom, source
 from .contract import rule
 
 IDIOM = Idiom(
     name="keras_layer",
-    summary="a migrated Keras 2 layer module respelled for Keras 3: keras.engine imports, the backend, trainable_weights",
+    summary=("a migrated Keras 2 layer module respelled for Keras 3: keras.engine imports, the backend, "
+             "trainable_weights"),
     codes=("GRL201",),
     examples={
         "GRL201": source("""
@@ -59,7 +60,7 @@ def edit_module(builder) -> list[Diagnostic]:
     """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
     statements); the notes for what it cannot."""
     facts = builder.facts
-    notes = []
+    notes: list[Diagnostic] = []
     respell_backend = _backend_reads(builder, notes)
     for stmt in facts.module.body:
         if _is_import_line(stmt):
@@ -107,7 +108,7 @@ def _import_line(facts, stmt, respell_backend: set, notes: list):
                                                   "import what it needs from keras.layers or keras.models"))
                 return None
         if len(small.names) == 1 and _code(small.names[0].name) == "keras.backend" and small.names[0].asname \
-                and small.names[0].asname.name.value in respell_backend:
+                and _bound_name(small.names[0]) in respell_backend:
             alias = small.names[0].with_changes(name=parsed_expression("tensorflow.keras.backend"))
             return stmt.with_changes(body=[small.with_changes(names=[alias])])
     return None
@@ -145,7 +146,8 @@ def _needs_respelling(small, respell_backend: set) -> bool:
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
         module = _code(small.module)
         return _engine_root(module) is not None or (
-            module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend))
+            module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend)
+        )
     return isinstance(small, cst.Import) and any(_engine_root(_code(a.name)) is not None for a in small.names)
 
 
@@ -181,17 +183,17 @@ def _backend_reads(builder, notes: list) -> set:
 
 def _backend_names(module: cst.Module) -> set:
     """The names module-level imports bind to Keras's backend (``K``)."""
-    found = set()
+    found: set[str] = set()
     for stmt in module.body:
-        if not _is_import_line(stmt):
+        if not isinstance(stmt, cst.SimpleStatementLine) or not _is_import_line(stmt):
             continue
         for small in stmt.body:
             if isinstance(small, cst.Import):
-                found |= {alias.asname.name.value for alias in small.names
+                found |= {_bound_name(alias) for alias in small.names
                           if alias.asname is not None and _code(alias.name) == "keras.backend"}
             elif (isinstance(small, cst.ImportFrom) and small.module is not None and _code(small.module) == "keras"
                   and not isinstance(small.names, cst.ImportStar)):
-                found |= {(alias.asname.name.value if alias.asname else "backend") for alias in small.names
+                found |= {(_bound_name(alias) if alias.asname else "backend") for alias in small.names
                           if isinstance(alias.name, cst.Name) and alias.name.value == "backend"}
     return found
 
@@ -263,4 +265,4 @@ def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:
 
 
 def _note(facts, node, message: str) -> Diagnostic:
-    return Diagnostic(*facts.pos(node), "GRL201", "note: " + message)
+    return Diagnostic.at(facts.pos(node), "GRL201", "note: " + message)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..nodes import _attributes, _code
 from ...report import Diagnostic
+from ..nodes import _attributes, _code
 from .base import Idiom, source
 from .contract import rule
 from .registered_gradient import tf2_name
@@ -46,7 +46,7 @@ def edit_module(builder) -> list[Diagnostic]:
     """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
     has in no form."""
     facts = builder.facts
-    regions = {}  # id -> node: the code looked at, each once
+    regions: dict = {}  # id -> node: the code looked at, each once
     for site in builder.sites:
         regions.setdefault(id(site.with_node), _enclosing(facts, site.with_node))
     for call in facts.moved:
@@ -63,7 +63,7 @@ def edit_module(builder) -> list[Diagnostic]:
             if isinstance(found, str):
                 builder.plan.renames[attr] = found
             elif found is not None:
-                notes.append(Diagnostic(*facts.pos(attr), "GRL204", (
+                notes.append(Diagnostic.at(facts.pos(attr), "GRL204", (
                     f"note: `{_code(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
                     f"{found[0]} in any form{' (it was removed in 1.0)' if found[1] else ''}: rewrite that line "
                     "for TF2 by hand")))

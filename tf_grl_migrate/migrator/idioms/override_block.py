@@ -9,16 +9,16 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from .. import precheck, targets
-from ..scopes import ClassScope
-from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
 from ...report import Diagnostic
-from ..sites import Registration, Site, _regs
+from .. import precheck, targets
+from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
+from ..scopes import ClassScope
+from ..sites import Registration, Site, _regs, string_value
 from ..traversal import QuickVisitor
+from ..verdicts import Refusal
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
 from .contract import Gathered, rule
-from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="override_block",
@@ -157,14 +157,14 @@ def gather(facts) -> Gathered:
     for call in facts.wrapper_calls():
         with_node = wrapped_withs.get(id(call))
         if with_node is not None:
-            found.diagnostics.append(Diagnostic(*facts.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
+            found.diagnostics.append(Diagnostic.at(facts.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
         else:
-            found.diagnostics.append(Diagnostic(*facts.pos(call), "GRL111", OUTSIDE_WITH))
+            found.diagnostics.append(Diagnostic.at(facts.pos(call), "GRL111", OUTSIDE_WITH))
     found.loose_calls = [call for call in facts.map_calls if id(call) not in in_with]
     for node in taken_as_value(facts):
-        found.diagnostics.append(Diagnostic(*facts.pos(node), "GRL111", TAKEN_AS_VALUE))
+        found.diagnostics.append(Diagnostic.at(facts.pos(node), "GRL111", TAKEN_AS_VALUE))
     for node in facts.private_refs:
-        found.diagnostics.append(Diagnostic(*facts.pos(node), "GRL111", PRIVATE_MAP))
+        found.diagnostics.append(Diagnostic.at(facts.pos(node), "GRL111", PRIVATE_MAP))
     found.sites = [Site(with_node, item) for with_node, item in facts.withs]
     return found
 
@@ -241,9 +241,9 @@ def check_site(facts, site) -> Refusal | None:
         return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
     mapped: set[str] = set()
     for element in mapping.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.key, (cst.SimpleString, cst.ConcatenatedString)):
+        op_name = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        if op_name is None:
             return Refusal("GRL105", "override map has a key that is not a string literal")
-        op_name = element.key.evaluated_value
         op = ops.OP_TYPES.get(op_name)
         if op is None and not ops.can_be_op_type(op_name):
             # TF1 maps an op's *type*, and registered op types are CamelCase: `{"cast": ...}`,
@@ -308,22 +308,28 @@ def check_site(facts, site) -> Refusal | None:
     site.calls.extend(operators)
     here = facts.scope(site.with_node)
     visible = _enclosing_scopes(here)
-    for op, target in [(op, reg) for op, entry in site.entries for reg in _regs(entry)]:
+    for target in [reg for _, entry in site.entries for reg in _regs(entry)]:
         registration = target.stmt if target.kind != "decorator" else target.fdef
         if (facts.scope(registration) not in visible
                 and not registered_gradient.reached_through_class(facts, target, here)):
             where = ("cannot see it" if not isinstance(facts.scope(registration), ClassScope) else
                      "cannot see it (a class body's gradient function is called as `Class.function` only from "
                      "the methods of a plain, undecorated module-level class bound once)")
-            return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined where this block "
-                              f"{where}; move it to module level and migrate again")
+            return Refusal(
+                "GRL107",
+                f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+                f"{where}; move it to module level and migrate again",
+            )
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
         if (facts.scope(registration) is here
                 and facts.where(registration) > facts.where(site.with_node)):
-            return Refusal("GRL107", f"the gradient registered as {_code(target.name_expr)} is defined after this block "
-                              f"(line {facts.pos(registration)[0]}), so the migrated call would run before its "
-                              "function exists; move the registration above the block and migrate again")
+            return Refusal(
+                "GRL107",
+                f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+                f"(line {facts.pos(registration)[0]}), so the migrated call would run before its "
+                "function exists; move the registration above the block and migrate again",
+            )
     return None
 
 
@@ -336,18 +342,18 @@ def finish(facts) -> list[Diagnostic]:
     moved = facts.moved
     for call in facts.loose_calls:
         if call not in moved:
-            said.append(Diagnostic(*facts.pos(call), "GRL111", OUTSIDE_WITH + runtime_hint(facts, call, None)))
+            said.append(Diagnostic.at(facts.pos(call), "GRL111", OUTSIDE_WITH + runtime_hint(facts, call, None)))
     for site in facts.sites:
         if site.item.item in moved:
             continue
         if site.refusal:
-            said.append(Diagnostic(*facts.pos(site.with_node), site.refusal.code,
+            said.append(Diagnostic.at(facts.pos(site.with_node), site.refusal.code,
                                    site.refusal.text() + runtime_hint(facts, site.item.item, site)))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
             hint = f"'{meant[0]}' ops" if meant else "another gradient"
-            said.append(Diagnostic(*facts.pos(site.with_node), "GRL203", phantom_keys(keys, hint)))
+            said.append(Diagnostic.at(facts.pos(site.with_node), "GRL203", phantom_keys(keys, hint)))
     return said
 
 
@@ -419,8 +425,9 @@ def makes_none_of(facts, call: cst.Call, names, mapped, seen=frozenset()) -> boo
         return True
     if seen and enters_override(facts, call):
         return True
-    if ops.op_type_of_callable(names) is not None:  # a wrappable op inside another function
-        return ops.op_type_of_callable(names).name not in mapped
+    wrappable = ops.op_type_of_callable(names)
+    if wrappable is not None:  # a wrappable op inside another function
+        return wrappable.name not in mapped
     created = ops.ops_created(names)
     if created is not None and ops.shape_only(names) and len(call.args) > 1 + any(
             a.keyword is not None and a.keyword.value == "name" for a in call.args):
@@ -482,7 +489,7 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     positional = [a for a in call.args if a.keyword is None]
     keywords = [a for a in call.args if a.keyword is not None]
     if (len(positional) != op.arity or any(a.star for a in call.args)
-            or any(a.keyword.value != "name" for a in keywords)):
+            or any(a.keyword is not None and a.keyword.value != "name" for a in keywords)):
         return Refusal("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
                           "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
     if not keywords:
@@ -495,7 +502,7 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
 
-def body_scan(facts, site) -> "BodyScan":
+def body_scan(facts, site) -> BodyScan:
     """Every call, operator and nested definition in a block's body, found once per block."""
     def scan() -> BodyScan:
         found = BodyScan()
@@ -511,7 +518,7 @@ class BodyScan(QuickVisitor):
 
     def __init__(self):
         self.calls: list[cst.Call] = []
-        self.operators: list[cst.CSTNode] = []
+        self.operators: list[cst.BinaryOperation | cst.UnaryOperation | cst.AugAssign] = []
         self.nested: list[cst.CSTNode] = []
         self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
 

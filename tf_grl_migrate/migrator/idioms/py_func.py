@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import parsed_expression, with_keywords
-from ..sites import Site, _is_string_literal
+from ..nodes import parsed_expression, receiver, with_keywords
+from ..sites import Site, string_value
 from . import override_block
 from .base import Idiom
 from .contract import Taken, rule
@@ -78,20 +78,23 @@ def why_not(facts, call, site) -> None:
 
 
 def match(facts, site: Site) -> PyFuncSite | None:
-    call = site.item.item
+    call = cst.ensure_type(site.item.item, cst.Call)
     if site.item.asname is not None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
         return None
-    if not facts.is_graph(call.func.value):
+    if not facts.is_graph(receiver(call)):
         return None
     mapping = override_block.resolve_map(facts, call.args[0].value)
     if not isinstance(mapping, cst.Dict) or not mapping.elements:
         return None
-    types, values = [], []
+    types: list[str] = []
+    values: list[cst.Name] = []
     for element in mapping.elements:
-        if not (isinstance(element, cst.DictElement) and _is_string_literal(element.key)
-                and element.key.evaluated_value in ops.PY_FUNC_TYPES and isinstance(element.value, cst.Name)):
+        key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        if not (
+            key in ops.PY_FUNC_TYPES and isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)
+        ):
             return None
-        types.append(element.key.evaluated_value)
+        types.append(key)
         values.append(element.value)
     key = facts.key(values[0])
     if key is None or key[0] != "var" or any(facts.key(v) != key for v in values):

@@ -7,19 +7,31 @@ from __future__ import annotations
 
 import os
 import textwrap
+from typing import Any
 
 import libcst as cst
 
-from ..facts import External
 from ...knowledge import ops
-from ..nodes import _attributes, _calls, _code, _fresh, _load_names, _name_keyword_code, _respelled, input_names, parsed_expression, parsed_statement
 from ...report import Diagnostic
+from ..facts import External
+from ..nodes import (
+    _attributes,
+    _calls,
+    _code,
+    _fresh,
+    _load_names,
+    _name_keyword_code,
+    _respelled,
+    input_names,
+    parsed_expression,
+    parsed_statement,
+)
 from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, _is_string_literal, _regs
+from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import Gathered, Settled, rule
-from ..verdicts import Refusal
 
 _BLOCK = '''
     def f(x):
@@ -170,7 +182,7 @@ def find(facts) -> list:
     """Every registration of the module, with the refusal of one whose function is not found:
     ``@RegisterGradient(name)`` on a def, and the call forms ``RegisterGradient(name)(fn)`` and
     ``RegisterGradient(name)(factory(...))``."""
-    found = []
+    found: list[tuple[Registration, Refusal | None]] = []
     for fdef in facts.defs:
         for dec in fdef.decorators:
             call = dec.decorator
@@ -219,7 +231,7 @@ def check(facts, reg: Registration) -> Refusal | None:
     """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
     as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
     can be kept or renamed. The refusal, or None."""
-    fdef = reg.fdef
+    fdef = reg.function
     params = fdef.params
     plain = params.params
     if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
@@ -268,7 +280,8 @@ def check(facts, reg: Registration) -> Refusal | None:
                 return Refusal(
                     "GRL103",
                     f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
-                    "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] map onto it); "
+                    "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] "
+                    "map onto it); "
                     "rewrite it by hand with @tf.custom_gradient",
                 )
             index = int(sub.slice[0].slice.value.value)
@@ -288,13 +301,13 @@ def check_def_name(facts, reg: Registration) -> Refusal | None:
     also read somewhere (renaming would break that reader): then it is refused."""
     if reg.kind == "factory":
         return None
-    bindings = facts.scope(reg.fdef).assignments[reg.fdef.name.value]
+    bindings = facts.scope(reg.fdef).assignments[reg.function.name.value]
     if len(bindings) < 2:
         return None
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
     if readers:
-        return Refusal("GRL106", f"`{reg.fdef.name.value}` names more than one function in this scope and is "
+        return Refusal("GRL106", f"`{reg.function.name.value}` names more than one function in this scope and is "
                                  f"read (line {facts.pos(readers[0])[0]}), so renaming either would break that; "
                                  "give each gradient function its own name and migrate again")
     reg.rename = True
@@ -315,7 +328,7 @@ def tf2_spelling(facts, reg: Registration):
 def _removed_aliases(facts, reg: Registration):
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
     (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
-    for attr in _attributes(reg.fdef.body):
+    for attr in _attributes(reg.function.body):
         found = tf2_name(facts, attr)
         if found is None:
             continue
@@ -324,10 +337,10 @@ def _removed_aliases(facts, reg: Registration):
             continue
         qualified, removed = found
         if removed:
-            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(attr)[0]}) uses "
+            return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) uses "
                               f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                               "for; rewrite that line by hand, then migrate again")
-        return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(attr)[0]}) "
+        return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) "
                           f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                           f"({qualified}); rewrite that line by hand, then migrate again")
     return None
@@ -365,8 +378,10 @@ def _keywords(facts, reg: Registration):
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
     tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
     ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
-    for call in _calls(reg.fdef.body):
-        if call.func in reg.renames or any(q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)):
+    for call in _calls(reg.function.body):
+        if call.func in reg.renames or any(
+            q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)
+        ):
             continue
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if len(positional) != sum(1 for a in call.args if a.keyword is None):
@@ -374,7 +389,7 @@ def _keywords(facts, reg: Registration):
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
-            return Refusal("GRL114", f"gradient function `{reg.fdef.name.value}` (line {facts.pos(call)[0]}) "
+            return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(call)[0]}) "
                               f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
                               f"take: {why}; rewrite that call by hand, then migrate again")
         for i, arg in enumerate(positional):
@@ -397,8 +412,11 @@ def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]
     entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
-        return True, Refusal("GRL106", f"`{reg.fdef.name.value}` is the override gradient of op types with "
-                                       f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand")
+        return True, Refusal(
+            "GRL106",
+            f"`{reg.function.name.value}` is the override gradient of op types with "
+            f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand",
+        )
     names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
     passes_name = any(n is not None for n in names)
     literal = all(n is None or _is_string_literal(parsed_expression(n)) for n in names)
@@ -419,11 +437,11 @@ def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]
 def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
     """Make ``reg`` a maker of custom-gradient functions, ``fn(forward, name=...)``, or refuse it."""
     if operator_use(facts, reg):
-        return Refusal("GRL108", f"`{reg.fdef.name.value}` is the gradient of ops made by an operator "
+        return Refusal("GRL108", f"`{reg.function.name.value}` is the gradient of ops made by an operator "
                                  f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
                                  "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
     if reg.kind == "factory":
-        return Refusal("GRL106", f"`{reg.fdef.name.value}` is returned by a factory and {why}; migrate it by hand")
+        return Refusal("GRL106", f"`{reg.function.name.value}` is returned by a factory and {why}; migrate it by hand")
     reg.maker = True
     return None
 
@@ -473,8 +491,8 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
     exports = {e.function: e for e in facts.links.exports}
     if not exports or reg.fdef is None:  # a call registration whose function was not found: refused already
         return refusal
-    export = exports.get(reg.fdef.name.value)
-    if export is None or not isinstance(facts.scope(reg.fdef), GlobalScope):
+    export = exports.get(reg.function.name.value)
+    if export is None or not isinstance(facts.scope(reg.function), GlobalScope):
         return refusal
     reg.export = export
     if export.refusal:
@@ -482,7 +500,7 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
                                             f"as it is: {export.refusal.text()}",
                                   says_runtime=export.refusal.says_runtime)
     if reg.kind == "factory" or reg.rename:
-        return refusal or Refusal("GRL106", f"`{reg.fdef.name.value}` is used from other modules "
+        return refusal or Refusal("GRL106", f"`{reg.function.name.value}` is used from other modules "
                                             f"({', '.join(export.used_in)}) but cannot be converted "
                                             "under its own name; migrate it by hand")
     reg.maker = reg.maker_name = True
@@ -496,7 +514,7 @@ def finish(facts) -> list[Diagnostic]:
     once, as a note."""
     said = []
     for reg in facts.registrations:
-        if reg.export is not None or reg.name_expr is None:
+        if reg.export is not None:
             continue
         spelled = _code(reg.name_expr)
         value = reg.name_key[1] if reg.name_key and reg.name_key[0] == "str" else None
@@ -504,7 +522,7 @@ def finish(facts) -> list[Diagnostic]:
                 spelled in _code(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
         anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
-        said.append(Diagnostic(*facts.pos(anchor), "GRL202", (
+        said.append(Diagnostic.at(facts.pos(anchor), "GRL202", (
             f"note: the gradient registered as {spelled} is used by no override block of this file, so it "
             "is kept as it is; if other modules use it, run the tool on them together with this one")))
     return said
@@ -525,7 +543,7 @@ def emit(builder, reg):
     """The registration's function becomes the custom-gradient function (or its maker) in place:
     same body, ``op.inputs`` / ``op.outputs`` mapped; the registration itself (decorator, call
     statement, a guard around it, a factory's name argument) goes."""
-    fdef = reg.fdef
+    fdef = reg.function
     conversion = builder.conversion(reg)
     used = set(reg.body_names)
     inputs = [_fresh(n, used) for n in input_names(conversion.arity)]
@@ -567,11 +585,11 @@ def emit(builder, reg):
         tail = f"    def {grad_fn}({grad_param}):\n        pass\n    return {forward}, {grad_fn}\n"
     if reg.maker:
         tail = textwrap.indent(tail, "    ")
-    template = parsed_statement(head + tail + foot)
+    template = cst.ensure_type(parsed_statement(head + tail + foot), cst.FunctionDef)
     inner_index = 1 if output else 0
 
     def build(updated: cst.FunctionDef) -> cst.FunctionDef:
-        outer = template.body
+        outer: Any = template.body  # the generated def's block (libcst's suites, typed loosely)
         block = outer.body[0].body if reg.maker else outer
         inner = block.body[inner_index].with_changes(body=updated.body)
         block = block.with_changes(body=[*block.body[:inner_index], inner, *block.body[inner_index + 1:]])

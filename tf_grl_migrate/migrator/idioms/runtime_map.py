@@ -20,13 +20,13 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import _attributes, _code, parsed_expression, with_keywords
-from ..sites import Dispatch, Registration, _is_string_literal
+from ..nodes import _attributes, _code, parsed_expression, receiver, with_keywords
+from ..sites import Dispatch, Registration, _is_string_literal, string_value
 from ..targets import match_target
+from ..verdicts import Refusal
 from . import override_block, registered_gradient
 from .base import Idiom
 from .contract import Taken, rule
-from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="runtime_map",
@@ -100,15 +100,15 @@ def eligible(facts, call: cst.Call, site) -> str | None:
         return "the map is bound with `as`"
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return "the call does not take one positional map"
-    if not (facts.is_graph(call.func.value) or _entered_as_default(facts, call)):
+    if not (facts.is_graph(receiver(call)) or _entered_as_default(facts, call)):
         return "the receiver is not provably a tf.Graph"
     mapping = override_block.resolve_map(facts, call.args[0].value)
     anchor = site.with_node if site is not None else call
     if isinstance(mapping, cst.Dict):
         for element in mapping.elements:
-            if not isinstance(element, cst.DictElement) or not _is_string_literal(element.key):
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is None:
                 return "a map key is not a string literal"
-            key = element.key.evaluated_value
             if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
                 return f"{key!r} is no op type the runtime map can find"
             if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(facts, site, mapping) is not None):
@@ -140,7 +140,7 @@ def targets(facts, call: cst.Call):
     mapping = override_block.resolve_map(facts, call.args[0].value)
     if not isinstance(mapping, cst.Dict):
         return ALL
-    found = []
+    found: list = []
     for element in mapping.elements:
         target = match_target(facts, element.value)
         if isinstance(target, Refusal):
@@ -168,16 +168,16 @@ def _unusable(facts, reg) -> str | None:
     """Why a kept gradient function would fail under the runtime map where TF1's worked, or None."""
     if reg.fdef is None:  # a function handed in (`tf.RegisterGradient(name)(fn)`): the caller's, kept as it is
         return None
-    params = reg.fdef.params
+    params = reg.function.params
     if len(params.params) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
-        return reg.refusal.text() if reg.refusal else f"`{reg.fdef.name.value}` does not take (op, grad)"
+        return reg.refusal.text() if reg.refusal else f"`{reg.function.name.value}` does not take (op, grad)"
     if params.params:
         op = params.params[0].name.value
-        for attr in _attributes(reg.fdef.body):  # outermost dotted names: `op.node_def.name`
+        for attr in _attributes(reg.function.body):  # outermost dotted names: `op.node_def.name`
             while isinstance(attr.value, cst.Attribute):
                 attr = attr.value
             if isinstance(attr.value, cst.Name) and attr.value.value == op and attr.attr.value not in OP_ATTRIBUTES:
-                return (f"gradient function `{reg.fdef.name.value}` reads `{_code(attr)}`, which the op handed to "
+                return (f"gradient function `{reg.function.name.value}` reads `{_code(attr)}`, which the op handed to "
                         f"a gradient under tf_grl_migrate.gradient_override_map does not offer (only "
                         f"{', '.join(sorted(OP_ATTRIBUTES))})")
     return _not_tf2(facts, reg)
@@ -197,7 +197,7 @@ def _registration_unusable(facts, reg, anchor) -> str | None:
 def _entered_as_default(facts, call: cst.Call) -> bool:
     """``with graph.as_default(), graph.gradient_override_map(m):`` (or the map inside ``with
     graph.as_default():``): the receiver is entered as the default graph, so it is a graph."""
-    receiver = _code(call.func.value)
+    graph = _code(receiver(call))
     node = facts.parent(call)
     while node is not None:
         if isinstance(node, cst.With):
@@ -205,7 +205,7 @@ def _entered_as_default(facts, call: cst.Call) -> bool:
                 entered = item.item
                 if (isinstance(entered, cst.Call) and isinstance(entered.func, cst.Attribute)
                         and entered.func.attr.value == "as_default" and not entered.args
-                        and _code(entered.func.value) == receiver):
+                        and _code(entered.func.value) == graph):
                     return True
         node = facts.parent(node)
     return False
@@ -234,15 +234,15 @@ def _default_or_owner_graph(facts, expr) -> bool:
 
 
 def emit(builder, call: cst.Call) -> None:
-    receiver = call.func.value
-    passed = passed_graph(builder.facts, receiver)
+    graph = receiver(call)
+    passed = passed_graph(builder.facts, graph)
     builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
     if passed is not None:
-        builder.plan.live[id(receiver)] = receiver  # passed on as graph=
+        builder.plan.live[id(graph)] = graph  # passed on as graph=
     builder.plan.import_runtime()
 
     def build(updated: cst.Call) -> cst.Call:
-        args = with_keywords(updated.args, [("graph", updated.func.value)] if passed is not None else [])
+        args = with_keywords(updated.args, [("graph", receiver(updated))] if passed is not None else [])
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.gradient_override_map"), args=args)
 
     builder.plan.calls[call] = build

@@ -30,7 +30,7 @@ def scale(builder, reg, calls):
         return None
     if reg.op_refs or reg.refusal:
         return None
-    body = [s for s in reg.fdef.body.body if not _is_docstring(s)]
+    body = [s for s in reg.function.body.body if not _is_docstring(s)]
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
         return None
     ret = body[0].body[0]
@@ -39,7 +39,7 @@ def scale(builder, reg, calls):
     value = ret.value
     if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
         value = value.elements[0].value
-    grad = reg.fdef.params.params[1].name.value
+    grad = reg.function.params.params[1].name.value
     scale = match_reversal(builder, value, grad)
     if scale is None or not visible_at_sites(builder, scale, calls):
         return None

@@ -10,9 +10,9 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
+from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import rule
-from ..verdicts import Refusal
 
 IDIOM = Idiom(
     name="straight_through",
@@ -33,7 +33,7 @@ IDIOM = Idiom(
 )
 
 
-def check(op: ops.OpType, target: ops.BuiltinGradient) -> tuple[str, str] | None:
+def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
     """A TensorFlow gradient reads as many op inputs as it was written for: the refusal when the
     mapped op has another number (a one-input gradient for a two-input op is ambiguous)."""
     if op.arity == target.arity:
