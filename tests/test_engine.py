@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from tf_grl_migrate.migrator.analysis import _Collector
+from tf_grl_migrate.migrator.analysis import Collector
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
 import check_scopes  # noqa: E402 - tools/ is not a package
@@ -56,7 +56,7 @@ def test_bindings_answer_as_libcsts_scope_provider(source):
 def test_bindings_list_reads_and_bindings_in_source_order():
     """What a message reports first does not hang on where objects happen to live in memory."""
     module = cst.parse_module("def f(x):\n    return x\n\na = f(1)\nb = f(2)\nc = [f]\nf = 3\n")
-    collector = _Collector()
+    collector = Collector()
     collector.walk(module)
     scopes = collector.bindings.finish()
     function = module.body[0]
@@ -87,7 +87,7 @@ def test_positions_are_libcsts_own(source):
     from tf_grl_migrate.migrator.traversal import Positions
 
     module = cst.parse_module(source)
-    collector = _Collector()
+    collector = Collector()
     collector.walk(module)
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     positions = Positions(module, collector.parents)
@@ -140,7 +140,7 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
     traversal._FIELDS.clear()
     for source in sources if order == "as_written" else sources[::-1]:
         module = cst.parse_module(source)
-        theirs, ours, planner = _Seen(), Quick(), _Collector()
+        theirs, ours, planner = _Seen(), Quick(), Collector()
         module.visit(theirs)
         ours.walk(module)
         planner.walk(module)

@@ -103,7 +103,7 @@ def migrate_paths(
             on_progress(done[0], len(files))
 
     jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
-    reports = _run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
+    reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
     if verify:
         from .verifier import verify_reports
 
@@ -119,7 +119,7 @@ def _process(args):
     return process_file(path, write, want_diff, use_runtime, raw, cache, links=links, keep_text=keep_text)
 
 
-def _run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
+def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
     """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
     process pool as soon as the first turns up, so the workers import libcst and analyse while
     reading goes on. Then link the modules whose overrides use another module's registration

@@ -124,11 +124,11 @@ def _remove(*paths) -> None:
 
 
 def _migrate_tree(root: str, use_runtime: bool) -> dict:
-    from .api import _run_all
+    from .api import run_all
     from .migrator.files import decode, discover, read
 
     files = discover([root])
-    reports = _run_all(files, False, False, use_runtime, 1, lambda: None, None, [root], keep_text=True)
+    reports = run_all(files, False, False, use_runtime, 1, lambda: None, None, [root], keep_text=True)
     results = {}
     for path, report in zip(files, reports):
         if not path.endswith(".py"):

@@ -24,7 +24,7 @@ from libcst.metadata import MetadataWrapper, ScopeProvider
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tf_grl_migrate.migrator.analysis import _Collector  # noqa: E402 - after the path is set
+from tf_grl_migrate.migrator.analysis import Collector  # noqa: E402 - after the path is set
 
 
 def _scope_key(scope):
@@ -39,7 +39,7 @@ def differences(source: str, limit: int = 1) -> list[str]:
     """Where the two analyses of ``source`` answer differently (at most ``limit``)."""
     module = cst.parse_module(source)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-    collector = _Collector()
+    collector = Collector()
     collector.walk(module)
     ours = collector.bindings.finish()
     found: list[str] = []

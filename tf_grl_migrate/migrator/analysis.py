@@ -13,13 +13,13 @@ from ..knowledge import ops
 from ..report import Diagnostic
 from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
-from .nodes import _code, _is_map_call, _is_runtime_map, star_exports
+from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .scopes import Assignment, ImportAssignment
-from .sites import Registration, Site, _regs
+from .sites import Registration, Site, regs_of
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 
 
-class _Collector(QuickVisitor):
+class Collector(QuickVisitor):
     def __init__(self):
         self.bindings = Bindings()  # scopes, bindings and reads, gathered in this walk
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
@@ -46,20 +46,20 @@ class _Collector(QuickVisitor):
 
     def visit_With(self, node):
         for item in node.items:
-            if _is_map_call(item.item):
+            if is_map_call(item.item):
                 self.withs.append((node, item))
             elif isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Name):
                 self.name_withs.append((node, item))
 
     def visit_Call(self, node):
-        if _is_map_call(node):
+        if is_map_call(node):
             self.map_calls.append(node)
         elif isinstance(node.func, cst.Name):
             self.name_calls.append(node)
 
     def visit_Attribute(self, node):
         if node.attr.value == precheck.MARKER:
-            if not _is_runtime_map(node):
+            if not is_runtime_receiver(node):
                 self.map_refs.append(node)
         elif node.attr.value == precheck.PRIVATE:
             self.private_refs.append(node)
@@ -160,7 +160,7 @@ class Planner:
         self.module = module
         # One walk gathers every fact below (scopes and bindings included); qualified names are
         # asked only of the few nodes that need them, positions only where a diagnostic needs one.
-        collector = _Collector()
+        collector = Collector()
         collector.walk(self.module)
         self.scopes = collector.bindings.finish()
         self._positions: Positions | None = None
@@ -272,7 +272,7 @@ class Planner:
                 return ("var", frozenset((r.name, self.where(getattr(r, "node", None)), self.where_scope(r.scope))
                                          for r in refs))
             return None
-        return ("expr", self.where_scope(self.scopes.get(expr)), _code(expr))
+        return ("expr", self.where_scope(self.scopes.get(expr)), code_of(expr))
 
     def handed_on(self, name: str) -> bool:
         """Whether ``from this_module import *`` hands ``name`` on: a public name, where the module
@@ -381,7 +381,7 @@ class Planner:
             for site in self.sites:
                 if site.refusal:
                     continue
-                bad = next((r for _, t in site.entries for r in _regs(t) if r.refusal), None)
+                bad = next((r for _, t in site.entries for r in regs_of(t) if r.refusal), None)
                 if bad is not None:
                     site.refusal = bad.refusal
                     changed = True

@@ -1,5 +1,5 @@
 """What each name of a module means (scopes.py's answers), gathered during the planner's one walk
-over the libcst tree: ``analysis._Collector``'s walk calls :meth:`Bindings.enter` /
+over the libcst tree: ``analysis.Collector``'s walk calls :meth:`Bindings.enter` /
 :meth:`Bindings.leave` for every node, and :meth:`Bindings.finish` resolves the reads. Public node
 fields only.
 

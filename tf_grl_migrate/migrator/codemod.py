@@ -15,8 +15,8 @@ import libcst as cst
 from ..report import Diagnostic
 from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
-from .nodes import _code
-from .rewrite import Builder, Rewriter, _keep_module_start
+from .nodes import code_of
+from .rewrite import Builder, Rewriter, keep_module_start
 from .safety import SafetyError  # noqa: F401  (callers catch it from here)
 
 
@@ -73,7 +73,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
             safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics)
     new_module = module.visit(Rewriter(plan, planner.parents))
-    new_code = _keep_module_start(module, new_module).code
+    new_code = keep_module_start(module, new_module).code
     safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked)
 
@@ -88,7 +88,7 @@ def _blocked_links(planner: Planner) -> dict:
             blocked[(None, reg.function.name.value)] = reg.refusal
     for site in planner.sites:
         if site.refusal:  # conservative: any link the refused map mentions (it may stop before reading it)
-            mentioned = _code(site.item)
+            mentioned = code_of(site.item)
             for target in planner.externals.values():
                 if target.spelling in mentioned and not target.refusal:
                     blocked[(target.registered_in, target.function)] = site.refusal

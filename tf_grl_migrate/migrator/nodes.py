@@ -13,7 +13,7 @@ from .scopes import ClassScope
 from .traversal import QuickVisitor
 
 
-def _code(node: cst.CSTNode) -> str:
+def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
@@ -35,13 +35,13 @@ def receiver(call) -> cst.BaseExpression:
     return cst.ensure_type(cst.ensure_type(call, cst.Call).func, cst.Attribute).value
 
 
-def _is_map_call(node) -> bool:
+def is_map_call(node) -> bool:
     """``<expr>.gradient_override_map(...)``, not the runtime's (``tf_grl_migrate.``: migrated)."""
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == precheck.MARKER
-        and not _is_runtime_map(node.func)
+        and not is_runtime_receiver(node.func)
     )
 
 
@@ -60,11 +60,11 @@ def with_keywords(args, keywords) -> list:
     return args
 
 
-def _is_runtime_map(attribute: cst.Attribute) -> bool:
+def is_runtime_receiver(attribute: cst.Attribute) -> bool:
     return isinstance(attribute.value, cst.Name) and precheck.is_runtime_map(attribute.value.value)
 
 
-def _def_path(node, parents) -> tuple[str, ...]:
+def def_path(node, parents) -> tuple[str, ...]:
     """The names of the functions and classes around ``node``, outermost first."""
     path = []
     node = parents.get(node)
@@ -75,12 +75,12 @@ def _def_path(node, parents) -> tuple[str, ...]:
     return tuple(reversed(path))
 
 
-def _is_import_line(stmt) -> bool:
+def is_import_line(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
 
 
-def _enclosing_scopes(scope) -> list:
+def enclosing_scopes(scope) -> list:
     """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
     it out to the module (whose parent is itself), less class bodies around it: Python hides a
     class body's names from the methods and functions nested in it."""
@@ -92,41 +92,41 @@ def _enclosing_scopes(scope) -> list:
     return chain
 
 
-def _bound_name(alias: cst.ImportAlias) -> str:
+def bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None:
         return cst.ensure_type(alias.asname.name, cst.Name).value  # an import binds a plain name
-    return _code(alias.name).split(".")[0]
+    return code_of(alias.name).split(".")[0]
 
 
-def _respelled(attr: cst.Attribute, old: str, new: str) -> str:
+def respelled_text(attr: cst.Attribute, old: str, new: str) -> str:
     """``attr`` spelt ``...old`` (``tf.neg``, ``tf.random_uniform``) with ``new`` in place of
     ``old``, keeping its root (``tf.negative``, ``tf.compat.v1.random_uniform``)."""
     prefix: cst.BaseExpression = attr
     for _ in old.split("."):
         prefix = cst.ensure_type(prefix, cst.Attribute).value
-    return f"{_code(prefix)}.{new}"
+    return f"{code_of(prefix)}.{new}"
 
 
-def _name_keyword_code(call) -> str | None:
+def name_keyword_code(call) -> str | None:
     """The ``name=`` a call passes (an operator, ``a - b``, passes none)."""
-    return next((_code(a.value) for a in getattr(call, "args", ()) if a.keyword is not None
+    return next((code_of(a.value) for a in getattr(call, "args", ()) if a.keyword is not None
                  and a.keyword.value == "name"), None)
 
 
 _PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
 
 
-def _is_plain(expr) -> bool:
+def is_plain(expr) -> bool:
     """A value read without running code the tool cannot see: names, attributes, literals and
     ``+`` / ``%`` of them (``"scope/" + name``)."""
     if isinstance(expr, cst.Attribute):
-        return _is_plain(expr.value)
+        return is_plain(expr.value)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
-        return _is_plain(expr.left) and _is_plain(expr.right)
+        return is_plain(expr.left) and is_plain(expr.right)
     return isinstance(expr, _PLAIN)
 
 
-def _is_docstring(stmt) -> bool:
+def is_docstring(stmt) -> bool:
     return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
             and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
@@ -145,7 +145,7 @@ class _LoadNames(QuickVisitor):
         return False
 
 
-def _load_names(expr):
+def load_names(expr):
     visitor = _LoadNames()
     visitor.walk(expr)
     return visitor.nodes
@@ -171,7 +171,7 @@ def _is_dotted(node) -> bool:
     return isinstance(node, cst.Name)
 
 
-def _attributes(node) -> list:
+def attributes_in(node) -> list:
     visitor = _Attributes()
     visitor.walk(node)
     return visitor.nodes
@@ -186,18 +186,18 @@ class _Calls(QuickVisitor):
         return True
 
 
-def _calls(node) -> list:
+def calls_in(node) -> list:
     """Every call in ``node``, outer ones first."""
     visitor = _Calls()
     visitor.walk(node)
     return visitor.nodes
 
 
-def _mentions(expr, name: str) -> bool:
-    return any(n.value == name for n in _load_names(expr))
+def mentions_in(expr, name: str) -> bool:
+    return any(n.value == name for n in load_names(expr))
 
 
-def _fresh(base: str, used: set) -> str:
+def fresh_name(base: str, used: set) -> str:
     name = base
     while name in used:
         name += "_"
@@ -215,7 +215,7 @@ def input_names(arity: int) -> list[str]:
 
 def operator_spelling(node) -> str:
     """``a * b``, ``x -= y``, ``-a`` as the op table keys operators: ``"a * b"``, ``"a - b"``, ``"-a"``."""
-    symbol = _code(node.operator).strip()
+    symbol = code_of(node.operator).strip()
     if isinstance(node, cst.UnaryOperation):
         return symbol + "a"
     return f"a {symbol.removesuffix('=') if isinstance(node, cst.AugAssign) else symbol} b"
@@ -230,7 +230,7 @@ def star_exports(module: cst.Module) -> set[str] | bool:
             continue
         for small in stmt.body:
             if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-                    and isinstance(small.value.func, cst.Attribute) and _code(small.value.func.value) == "__all__"):
+                    and isinstance(small.value.func, cst.Attribute) and code_of(small.value.func.value) == "__all__"):
                 return True  # `__all__.extend(...)`: not read here
             targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
                        else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])

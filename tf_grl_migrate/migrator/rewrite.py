@@ -13,22 +13,22 @@ from ..knowledge import ops
 from . import facts, idioms
 from .analysis import Planner
 from .nodes import (
-    _bound_name,
-    _code,
-    _def_path,
-    _fresh,
-    _is_docstring,
-    _is_import_line,
-    _load_names,
-    _name_keyword_code,
-    _respelled,
+    bound_name,
+    code_of,
+    def_path,
+    fresh_name,
+    is_docstring,
+    is_import_line,
+    load_names,
+    name_keyword_code,
     parsed_expression,
     parsed_statement,
+    respelled_text,
     tight_equal,
 )
 from .safety import SafetyError
 from .scopes import GlobalScope, ImportAssignment
-from .sites import Dispatch, Registration, Site, _regs
+from .sites import Dispatch, Registration, Site, regs_of
 from .traversal import NodeMap, Quick
 
 
@@ -67,13 +67,13 @@ class Plan:
         """For the safety net: ((source, enclosing def/class names) of each statement this plan
         removes on purpose, the source of each statement inside an override block whose map it
         removes)."""
-        removed = [(_code(n), _def_path(n, parents))
+        removed = [(code_of(n), def_path(n, parents))
                    for n in (*self.removed_stmts, *self.removed_defs, *self.replace_stmts)]
-        removed += [(f"if {_code(guard.test)}:\n    pass\n", ()) for guard in self.hoisted_ifs]  # the body stays
+        removed += [(f"if {code_of(guard.test)}:\n    pass\n", ()) for guard in self.hoisted_ifs]  # the body stays
         for node, names in self.dead_imports.items():
-            removed += [(_code(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), ())
-                        for alias in node.names if _bound_name(alias) in names]
-        dissolved = [_code(stmt) for with_node in self.with_items for stmt in with_node.body.body]
+            removed += [(code_of(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), ())
+                        for alias in node.names if bound_name(alias) in names]
+        dissolved = [code_of(stmt) for with_node in self.with_items for stmt in with_node.body.body]
         return removed, dissolved
 
 
@@ -153,7 +153,7 @@ class Rewriter(Quick, cst.CSTTransformer):
         added = self.plan.added_imports.get(original, [])
         if not (dead or added) or isinstance(updated.names, cst.ImportStar):
             return updated
-        kept = [a for a in updated.names if _bound_name(a) not in (dead or ())]
+        kept = [a for a in updated.names if bound_name(a) not in (dead or ())]
         if added:
             if kept:
                 kept[-1] = kept[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -288,11 +288,11 @@ def _path_to_edits(plan: Plan, parents: NodeMap) -> set:
 
 def _import_insertion_point(body, markers) -> int:
     """After the module's leading imports (docstring first; removed statements are transparent)."""
-    at = 1 if body and _is_docstring(body[0]) else 0
+    at = 1 if body and is_docstring(body[0]) else 0
     for index, stmt in enumerate(body):
         if index < at or id(stmt) in markers:
             continue
-        if not _is_import_line(stmt):
+        if not is_import_line(stmt):
             break
         at = index + 1
     return at
@@ -318,7 +318,7 @@ def _maker_call(head: str, forward: str):
         args = [a for a in updated.args if a.keyword is None]
         if len(args) != len(updated.args):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        made = f"{head}({forward}{f', name={_code(keyword.value)}' if keyword else ''})"
+        made = f"{head}({forward}{f', name={code_of(keyword.value)}' if keyword else ''})"
         return updated.with_changes(func=parsed_expression(made), args=args)
     return build
 
@@ -370,21 +370,21 @@ class Builder:
                 for small in stmt.body:
                     if isinstance(small, cst.Import):
                         for alias in small.names:
-                            name = _code(alias.name)
+                            name = code_of(alias.name)
                             if ops.canonical(name + ".") == "tensorflow.":  # also tensorflow.compat.v1
-                                return _bound_name(alias) if alias.asname else name
-        fresh = _fresh("tf", self.taken)  # `tf` may name something else in this module
+                                return bound_name(alias) if alias.asname else name
+        fresh = fresh_name("tf", self.taken)  # `tf` may name something else in this module
         self.plan.new_imports.append(f"import tensorflow as {fresh}")
         return fresh
 
     def add_import(self, module: str, level: int, name: str) -> None:
         """``name`` joins the module-level ``from <module> import ...`` of this module."""
         for stmt in self.p.module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine) or not _is_import_line(stmt):
+            if not isinstance(stmt, cst.SimpleStatementLine) or not is_import_line(stmt):
                 continue
             for small in stmt.body:
                 if (isinstance(small, cst.ImportFrom) and len(small.relative) == level
-                        and (_code(small.module) if small.module is not None else "") == module
+                        and (code_of(small.module) if small.module is not None else "") == module
                         and not isinstance(small.names, cst.ImportStar)):
                     self.plan.added_imports.setdefault(small, []).append(name)
                     return
@@ -397,8 +397,8 @@ class Builder:
             for name in sorted(self.p.qn(func, raw=True)):
                 rest = ops.tf1_only(name)
                 if rest is not None:
-                    return _respelled(func, rest, "compat.v1." + rest)
-        return _code(func)
+                    return respelled_text(func, rest, "compat.v1." + rest)
+        return code_of(func)
 
     def point(self, calls: list, name: str) -> None:
         """The overridden op calls (or operators) now call ``name``, the converted function."""
@@ -426,12 +426,12 @@ class Builder:
                 if isinstance(target, facts.External) and target.import_from:
                     module, level = target.import_from
                     self.add_import(module, level, target.function)
-                for reg in _regs(target):
+                for reg in regs_of(target):
                     if reg not in calls_by_reg:  # an operator's op is made by the operator inside
                         conversion = self.conversion(reg)
                         conversion.forward = call.func if isinstance(call, cst.Call) else call.operator
                         conversion.arity = op.arity
-                        conversion.name_keyword = _name_keyword_code(call)
+                        conversion.name_keyword = name_keyword_code(call)
                     calls_by_reg.setdefault(reg, []).append(call)
                 if isinstance(target, (Dispatch, facts.External)) or target.maker:
                     chosen.append((call, target))
@@ -448,7 +448,7 @@ class Builder:
             elif isinstance(target, Dispatch):
                 table = ", ".join(f"{target.spelling[value]}: {self.called_as(reg)}"
                                   for value, reg in target.choices.items())
-                self.plan.calls[call] = _maker_call(f"{{{table}}}[{_code(target.expr)}]", self.spelled(call.func))
+                self.plan.calls[call] = _maker_call(f"{{{table}}}[{code_of(target.expr)}]", self.spelled(call.func))
             else:
                 self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
         for runtime in idioms.runtime_rules():
@@ -474,7 +474,7 @@ class Builder:
                 if reg.name_key and reg.name_key[0] == "str":
                     base = "_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", reg.name_key[1]).lower().strip("_")
                     base = re.sub(r"\W+", "_", base)
-                conversion.callable_name = _fresh(base, self.taken)
+                conversion.callable_name = fresh_name(base, self.taken)
             else:
                 conversion.callable_name = reg.function.name.value
         return conversion.callable_name
@@ -495,7 +495,7 @@ class Builder:
         changed, imports = True, set()
         while changed:
             changed = False
-            for name in [name for root in list(self.plan.removed.values()) for name in _load_names(root)]:
+            for name in [name for root in list(self.plan.removed.values()) for name in load_names(root)]:
                 for ref in self.p.referents(name):
                     if isinstance(ref.scope, GlobalScope) and (self.p.links.exports or (
                             self.p.links.star_imported and self.p.handed_on(ref.name))):
@@ -529,7 +529,7 @@ class Builder:
             self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
 
 
-def _keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
+def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     """A removed first import must not leave the module starting with a blank line."""
     if not new.body or not original.body:
         return new

@@ -57,7 +57,7 @@ class Dispatch:
     spelling: dict  # value -> its literal as the source wrote it
 
 
-def _is_string_literal(expr) -> bool:
+def is_string_literal(expr) -> bool:
     return string_value(expr) is not None
 
 
@@ -69,7 +69,7 @@ def string_value(expr) -> str | None:
     return None
 
 
-def _regs(target) -> list:
+def regs_of(target) -> list:
     """The registrations of this module an override target uses (none for a gradient TensorFlow
     provides or one registered in another module)."""
     if isinstance(target, Dispatch):

@@ -124,7 +124,7 @@ def _names(node, unit: _Unit | None = None, nodes=None) -> tuple[set, set]:
     return names, bare
 
 
-def _module_binds(stmt) -> set:
+def module_binds(stmt) -> set:
     """Names a top-level statement may bind at module level (over-approximated: every global and
     walrus anywhere in it counts)."""
     out = set()
@@ -255,7 +255,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     assignments = []  # per kept statement, the assignments in it (what may feed a receiver)
     for stmt in kept:  # they bind a name that counts (a map or graph an override reads)
         nodes = list(ast.walk(stmt))
-        bare, binds = _names(stmt, nodes=nodes)[1], _module_binds(stmt)
+        bare, binds = _names(stmt, nodes=nodes)[1], module_binds(stmt)
         receivers |= _receivers(nodes)
         assignments.append(_assignments(nodes))
         bound |= binds

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from ..knowledge import ops
-from .nodes import _code
+from .nodes import code_of
 from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch, string_value
 from .verdicts import Hint, Refusal, place
@@ -33,11 +33,14 @@ def match_target(facts, value):
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        return Refusal("GRL102", f"override target {_code(value)} matches {len(found)} registrations; the tool cannot "
-                          "tell which one TF1 used")
+        return Refusal(
+            "GRL102",
+            f"override target {code_of(value)} matches {len(found)} registrations; the tool cannot "
+            "tell which one TF1 used",
+        )
     if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
         return ops.BUILTIN_GRADIENTS[key[1]]
-    external = facts.external(_code(value))
+    external = facts.external(code_of(value))
     if external is not None and means_module_binding(facts, value):
         return external.refusal or external
     values = literal_values(facts, value)
@@ -45,9 +48,13 @@ def match_target(facts, value):
         return dispatch(facts, value, values)
     reason = Reason(values) if isinstance(values, str) else values
     why = f" ({reason.text})" if reason is not None else ""
-    return Refusal("GRL102", f"cannot match override target {_code(value)} to a @RegisterGradient in this module{why} "
-                      "or in a module it imports among the files of this run; define that gradient with "
-                      "@tf.custom_gradient by hand", hints=reason.hints if reason is not None else ())
+    return Refusal(
+        "GRL102",
+        f"cannot match override target {code_of(value)} to a @RegisterGradient in this module{why} "
+        "or in a module it imports among the files of this run; define that gradient with "
+        "@tf.custom_gradient by hand",
+        hints=reason.hints if reason is not None else (),
+    )
 
 
 def means_module_binding(facts, value) -> bool:
@@ -75,7 +82,7 @@ def dispatch(facts, expr, values: list):
             continue
         found = [r for r in facts.registrations if r.name_key == ("str", value)]
         if len(found) != 1:
-            return Refusal("GRL102", f"override target {_code(expr)} may be {value!r}, which matches "
+            return Refusal("GRL102", f"override target {code_of(expr)} may be {value!r}, which matches "
                               f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
                               "@tf.custom_gradient by hand")
         choices.setdefault(value, found[0])
@@ -191,7 +198,7 @@ def parameter_values(facts, param: cst.Param):
             continue
         literal = [None] if isinstance(given, cst.Name) and given.value == "None" else _literals(facts, given)
         if literal is None or isinstance(given, cst.Subscript):
-            return f"the call at line {facts.pos(call)[0]} passes `{_code(given)}`, not a literal"
+            return f"the call at line {facts.pos(call)[0]} passes `{code_of(given)}`, not a literal"
         values.extend(literal)
     return values
 
@@ -199,7 +206,7 @@ def parameter_values(facts, param: cst.Param):
 def _literals(facts, value):
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         v = value.evaluated_value
-        facts.spell(v, _code(value))
+        facts.spell(v, code_of(value))
         return [v] if isinstance(v, str) else None
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
         out: list[str | None] = []
@@ -212,7 +219,7 @@ def _literals(facts, value):
                 out.append(None)
             elif text is not None:
                 out.append(text)
-                facts.spell(text, _code(item))
+                facts.spell(text, code_of(item))
             else:
                 return None
         return out

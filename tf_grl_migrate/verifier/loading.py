@@ -133,9 +133,9 @@ def project_modules(roots) -> frozenset:
 # The slice of a module that runs
 
 def _binds(stmt) -> set:
-    from ..migrator.slicing import _module_binds
+    from ..migrator.slicing import module_binds
 
-    return _module_binds(stmt)
+    return module_binds(stmt)
 
 
 def _is_main_guard(stmt) -> bool:

@@ -23,7 +23,7 @@ import functools
 from typing import Any, NamedTuple
 
 from ..migrator.precheck import MARKER, is_runtime_map
-from ..migrator.slicing import _module_binds as _binds
+from ..migrator.slicing import module_binds as _binds
 
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops

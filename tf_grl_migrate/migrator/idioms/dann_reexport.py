@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..nodes import _bound_name, _code, _is_docstring, _is_import_line, parsed_statement, star_exports
+from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_statement, star_exports
 from .base import Idiom
 from .contract import rule
 
@@ -34,9 +34,9 @@ def rewrite_module(module: cst.Module, plan):
     instance: str | None = None
     exported = star_exports(module)
     for stmt in module.body:
-        if _is_docstring(stmt) and not head and cls is None:
+        if is_docstring(stmt) and not head and cls is None:
             head.append(stmt)
-        elif isinstance(stmt, cst.SimpleStatementLine) and _is_import_line(stmt):
+        elif isinstance(stmt, cst.SimpleStatementLine) and is_import_line(stmt):
             if any(_future_or_handed_on(small, exported) for small in stmt.body):
                 head.append(stmt)  # `from flip_gradient import *` elsewhere may hand its imports on
         elif isinstance(stmt, cst.ClassDef) and cls is None:
@@ -61,11 +61,11 @@ def rewrite_module(module: cst.Module, plan):
 
 def _future_or_handed_on(small, exported) -> bool:
     """An import a re-export keeps: ``from __future__``, or one binding a name ``import *`` hands on."""
-    if isinstance(small, cst.ImportFrom) and small.module is not None and _code(small.module) == "__future__":
+    if isinstance(small, cst.ImportFrom) and small.module is not None and code_of(small.module) == "__future__":
         return True
     if isinstance(small.names, cst.ImportStar):
         return True
-    names = [_bound_name(alias) for alias in small.names]
+    names = [bound_name(alias) for alias in small.names]
     return any(not n.startswith("_") if exported is True else n in exported for n in names)
 
 
@@ -83,11 +83,11 @@ def _instantiates(stmt, class_name: str) -> bool:
 
 def _is_dann_builder(cls: cst.ClassDef, plan) -> bool:
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
-    others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not _is_docstring(s)]
+    others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not is_docstring(s)]
     if others or set(methods) != {"__init__", "__call__"}:
         return False
-    init_body = [s for s in methods["__init__"].body.body if not _is_docstring(s)]
-    if len(init_body) != 1 or _code(init_body[0]).strip() != "self.num_calls = 0":
+    init_body = [s for s in methods["__init__"].body.body if not is_docstring(s)]
+    if len(init_body) != 1 or code_of(init_body[0]).strip() != "self.num_calls = 0":
         return False
     call = methods["__call__"]
     params = call.params.params
@@ -102,14 +102,14 @@ def _is_dann_builder(cls: cst.ClassDef, plan) -> bool:
              if isinstance(scale, cst.Name) and scale.value == l and isinstance(c.args[0].value, cst.Name)
              and c.args[0].value.value == x]
     for stmt in call.body.body:
-        if stmt in plan.removed_stmts or stmt in plan.removed_defs or _is_docstring(stmt):
+        if stmt in plan.removed_stmts or stmt in plan.removed_defs or is_docstring(stmt):
             continue
-        code = _code(stmt).strip()
+        code = code_of(stmt).strip()
         if code == "self.num_calls += 1" or code.startswith("return "):
             continue
         if isinstance(stmt, cst.With) and len(plan.with_items.get(stmt, ())) == len(stmt.items):
-            inner = [_code(s).strip() for s in stmt.body.body]
-            if len(inner) == 1 and any(inner[0].endswith("= " + _code(c)) or inner[0] == "return " + _code(c)
+            inner = [code_of(s).strip() for s in stmt.body.body]
+            if len(inner) == 1 and any(inner[0].endswith("= " + code_of(c)) or inner[0] == "return " + code_of(c)
                                        for c in flips):
                 continue
         return False

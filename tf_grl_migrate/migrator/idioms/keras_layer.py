@@ -19,7 +19,7 @@ import libcst as cst
 
 from ...knowledge import ops
 from ...report import Diagnostic
-from ..nodes import _bound_name, _code, _is_docstring, _is_import_line, parsed_expression, parsed_statement
+from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_expression, parsed_statement
 from ..traversal import QuickVisitor
 from .base import Idiom, source
 from .contract import rule
@@ -63,7 +63,7 @@ def edit_module(builder) -> list[Diagnostic]:
     notes: list[Diagnostic] = []
     respell_backend = _backend_reads(builder, notes)
     for stmt in facts.module.body:
-        if _is_import_line(stmt):
+        if is_import_line(stmt):
             new = _import_line(facts, stmt, respell_backend, notes)
             if new is not None:
                 builder.plan.replace_stmts[stmt] = new
@@ -84,31 +84,31 @@ def _import_line(facts, stmt, respell_backend: set, notes: list):
     """The import line respelled for Keras 3, or None where it stays (a note where it cannot)."""
     if len(stmt.body) != 1:
         if any(_needs_respelling(small, respell_backend) for small in stmt.body):
-            notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}` holds several imports Keras 3 needs "
+            notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}` holds several imports Keras 3 needs "
                                               "respelled; put each on a line of its own and migrate again"))
         return None
     small = stmt.body[0]
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-        module = _code(small.module)
+        module = code_of(small.module)
         root = _engine_root(module)
         if root is not None:
             return _engine_import(facts, stmt, small, module, root, notes)
         if module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend):
             if len(small.names) != 1:
-                notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: import `backend` on a line of its own "
+                notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: import `backend` on a line of its own "
                                                   "and migrate again (this module calls what only tensorflow.keras's "
                                                   "backend still has)"))
                 return None
             return stmt.with_changes(body=[small.with_changes(module=parsed_expression("tensorflow.keras"))])
     if isinstance(small, cst.Import):
         for alias in small.names:
-            name = _code(alias.name)
+            name = code_of(alias.name)
             if _engine_root(name) is not None:
-                notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
+                notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
                                                   "import what it needs from keras.layers or keras.models"))
                 return None
-        if len(small.names) == 1 and _code(small.names[0].name) == "keras.backend" and small.names[0].asname \
-                and _bound_name(small.names[0]) in respell_backend:
+        if len(small.names) == 1 and code_of(small.names[0].name) == "keras.backend" and small.names[0].asname \
+                and bound_name(small.names[0]) in respell_backend:
             alias = small.names[0].with_changes(name=parsed_expression("tensorflow.keras.backend"))
             return stmt.with_changes(body=[small.with_changes(names=[alias])])
     return None
@@ -116,21 +116,21 @@ def _import_line(facts, stmt, respell_backend: set, notes: list):
 
 def _engine_import(facts, stmt, small, module: str, root: str, notes: list):
     if isinstance(small.names, cst.ImportStar):
-        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
                                           f"the names this module uses from {root}.layers or {root}.models"))
         return None
     names = [alias.name.value for alias in small.names]
     homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
     missing = [n for n, found in homes.items() if not found]
     if missing:
-        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
+        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
                                           f"{' and '.join(f'{root}.{h}' for h in HOMES)} have no "
                                           f"{', '.join(missing)}; import what the module needs from where Keras 3 "
                                           "has it"))
         return None
     home = homes[names[0]][0]
     if any(home not in found for found in homes.values()):
-        notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
+        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
                                           f"{', '.join(n for n, f in homes.items() if home in f)} from {root}.{home} "
                                           "and the rest from where Keras 3 has them, on lines of their own"))
         return None
@@ -144,11 +144,11 @@ def _binds_backend(small, respell_backend: set) -> bool:
 
 def _needs_respelling(small, respell_backend: set) -> bool:
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-        module = _code(small.module)
+        module = code_of(small.module)
         return _engine_root(module) is not None or (
             module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend)
         )
-    return isinstance(small, cst.Import) and any(_engine_root(_code(a.name)) is not None for a in small.names)
+    return isinstance(small, cst.Import) and any(_engine_root(code_of(a.name)) is not None for a in small.names)
 
 
 def _backend_reads(builder, notes: list) -> set:
@@ -175,7 +175,7 @@ def _backend_reads(builder, notes: list) -> set:
             if f"tensorflow.keras.backend.{attr}" in names:
                 respell.add(node.value.value)
             else:
-                notes.append(_note(facts, node, f"`{_code(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
+                notes.append(_note(facts, node, f"`{code_of(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
                                                   "nor does tf.keras's backend (TF2 has no sessions or placeholders): "
                                                   "write it for TF2"))
     return respell
@@ -185,15 +185,15 @@ def _backend_names(module: cst.Module) -> set:
     """The names module-level imports bind to Keras's backend (``K``)."""
     found: set[str] = set()
     for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine) or not _is_import_line(stmt):
+        if not isinstance(stmt, cst.SimpleStatementLine) or not is_import_line(stmt):
             continue
         for small in stmt.body:
             if isinstance(small, cst.Import):
-                found |= {_bound_name(alias) for alias in small.names
-                          if alias.asname is not None and _code(alias.name) == "keras.backend"}
-            elif (isinstance(small, cst.ImportFrom) and small.module is not None and _code(small.module) == "keras"
+                found |= {bound_name(alias) for alias in small.names
+                          if alias.asname is not None and code_of(alias.name) == "keras.backend"}
+            elif (isinstance(small, cst.ImportFrom) and small.module is not None and code_of(small.module) == "keras"
                   and not isinstance(small.names, cst.ImportStar)):
-                found |= {(_bound_name(alias) if alias.asname else "backend") for alias in small.names
+                found |= {(bound_name(alias) if alias.asname else "backend") for alias in small.names
                           if isinstance(alias.name, cst.Name) and alias.name.value == "backend"}
     return found
 
@@ -241,12 +241,12 @@ def _weights_lists(builder, cls: cst.ClassDef, notes: list) -> None:
     body.walk(cls)
     for stmt in body.lists:
         if body.weights:
-            notes.append(_note(facts, stmt, f"`{_code(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
+            notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
                                               "weight lists, and this layer makes weights: make those that must not "
                                               "train with add_weight(..., trainable=False) and drop the line"))
             continue
         block = facts.parent(stmt)
-        if [s for s in getattr(block, "body", ()) if not _is_docstring(s)] == [stmt]:
+        if [s for s in getattr(block, "body", ()) if not is_docstring(s)] == [stmt]:
             builder.plan.replace_stmts[stmt] = parsed_statement("pass\n").with_changes(
                 leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
         else:

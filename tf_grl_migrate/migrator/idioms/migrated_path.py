@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...report import Diagnostic
-from ..nodes import _attributes, _code
+from ..nodes import attributes_in, code_of
 from .base import Idiom, source
 from .contract import rule
 from .registered_gradient import tf2_name
@@ -55,7 +55,7 @@ def edit_module(builder) -> list[Diagnostic]:
             regions.setdefault(id(value), value)
     notes, seen = [], set()
     for region in regions.values():
-        for attr in _attributes(region):
+        for attr in attributes_in(region):
             if id(attr) in seen or attr in builder.plan.renames or builder.is_dead(attr):
                 continue
             seen.add(id(attr))
@@ -64,7 +64,7 @@ def edit_module(builder) -> list[Diagnostic]:
                 builder.plan.renames[attr] = found
             elif found is not None:
                 notes.append(Diagnostic.at(facts.pos(attr), "GRL204", (
-                    f"note: `{_code(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
+                    f"note: `{code_of(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
                     f"{found[0]} in any form{' (it was removed in 1.0)' if found[1] else ''}: rewrite that line "
                     "for TF2 by hand")))
     return notes

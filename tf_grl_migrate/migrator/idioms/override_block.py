@@ -11,9 +11,9 @@ import libcst as cst
 from ...knowledge import ops
 from ...report import Diagnostic
 from .. import precheck, targets
-from ..nodes import _code, _enclosing_scopes, _is_plain, _load_names, operator_spelling
+from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling
 from ..scopes import ClassScope
-from ..sites import Registration, Site, _regs, string_value
+from ..sites import Registration, Site, regs_of, string_value
 from ..traversal import QuickVisitor
 from ..verdicts import Refusal
 from . import registered_gradient, runtime_hint, straight_through
@@ -157,7 +157,7 @@ def gather(facts) -> Gathered:
     for call in facts.wrapper_calls():
         with_node = wrapped_withs.get(id(call))
         if with_node is not None:
-            found.diagnostics.append(Diagnostic.at(facts.pos(with_node), "GRL113", not_a_graph(_code(call.func))))
+            found.diagnostics.append(Diagnostic.at(facts.pos(with_node), "GRL113", not_a_graph(code_of(call.func))))
         else:
             found.diagnostics.append(Diagnostic.at(facts.pos(call), "GRL111", OUTSIDE_WITH))
     found.loose_calls = [call for call in facts.map_calls if id(call) not in in_with]
@@ -217,7 +217,7 @@ def statement_code(facts, node) -> str:
     """The first line of the statement holding ``node``, for messages."""
     while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
         node = facts.parent(node)
-    return _code(node).strip().splitlines()[0] if node is not None else "?"
+    return code_of(node).strip().splitlines()[0] if node is not None else "?"
 
 
 @rule("check_site")
@@ -235,8 +235,11 @@ def check_site(facts, site) -> Refusal | None:
     if isinstance(mapping, Refusal):
         return mapping
     if mapping is None:
-        return Refusal("GRL105", f"override map `{_code(call.args[0].value)}` is not a dict literal the tool can read; "
-                          "rewrite the block by hand with @tf.custom_gradient")
+        return Refusal(
+            "GRL105",
+            f"override map `{code_of(call.args[0].value)}` is not a dict literal the tool can read; "
+            "rewrite the block by hand with @tf.custom_gradient",
+        )
     if site.item.asname is not None:
         return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
     mapped: set[str] = set()
@@ -263,9 +266,9 @@ def check_site(facts, site) -> Refusal | None:
         mapped.add(op_name)
         site.entries.append((op, target))
     if not facts.is_graph(call.func.value):
-        return Refusal("GRL113", not_a_graph(_code(call.func)))
+        return Refusal("GRL113", not_a_graph(code_of(call.func)))
     scan = body_scan(facts, site)
-    by_hand = recipe(_code(mapping))
+    by_hand = recipe(code_of(mapping))
     if scan.opaque:
         node, what = scan.opaque[0]
         return Refusal("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
@@ -284,7 +287,7 @@ def check_site(facts, site) -> Refusal | None:
         if wraps_operator(facts, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
-        return Refusal("GRL108", f"'{op_name}' ops created by the `{_code(node.operator).strip()}` operator are "
+        return Refusal("GRL108", f"'{op_name}' ops created by the `{code_of(node.operator).strip()}` operator are "
                           "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
                           "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
                           "'Add' or a registration of this module, so rewrite them by hand with "
@@ -296,7 +299,7 @@ def check_site(facts, site) -> Refusal | None:
             if makes_none_of(facts, inner, names, mapped):
                 continue
             inner, names = builder_call(facts, scan.calls[index:], mapped)
-            return Refusal("GRL101", f"the override block calls `{_code(inner.func)}`, which "
+            return Refusal("GRL101", f"the override block calls `{code_of(inner.func)}`, which "
                               f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
                               f"those ops yourself in a @tf.custom_gradient function, {by_hand}")
         if op.name not in mapped:
@@ -307,8 +310,8 @@ def check_site(facts, site) -> Refusal | None:
         site.calls.append((inner, op))
     site.calls.extend(operators)
     here = facts.scope(site.with_node)
-    visible = _enclosing_scopes(here)
-    for target in [reg for _, entry in site.entries for reg in _regs(entry)]:
+    visible = enclosing_scopes(here)
+    for target in [reg for _, entry in site.entries for reg in regs_of(entry)]:
         registration = target.stmt if target.kind != "decorator" else target.fdef
         if (facts.scope(registration) not in visible
                 and not registered_gradient.reached_through_class(facts, target, here)):
@@ -317,7 +320,7 @@ def check_site(facts, site) -> Refusal | None:
                      "the methods of a plain, undecorated module-level class bound once)")
             return Refusal(
                 "GRL107",
-                f"the gradient registered as {_code(target.name_expr)} is defined where this block "
+                f"the gradient registered as {code_of(target.name_expr)} is defined where this block "
                 f"{where}; move it to module level and migrate again",
             )
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
@@ -326,7 +329,7 @@ def check_site(facts, site) -> Refusal | None:
                 and facts.where(registration) > facts.where(site.with_node)):
             return Refusal(
                 "GRL107",
-                f"the gradient registered as {_code(target.name_expr)} is defined after this block "
+                f"the gradient registered as {code_of(target.name_expr)} is defined after this block "
                 f"(line {facts.pos(registration)[0]}), so the migrated call would run before its "
                 "function exists; move the registration above the block and migrate again",
             )
@@ -382,7 +385,7 @@ def unseen_code(facts, site, mapping) -> str | None:
     if scan.nested:
         return "a nested definition"
     found = builder_call(facts, scan.calls, keys)
-    return _code(found[0].func) if found is not None else None
+    return code_of(found[0].func) if found is not None else None
 
 
 def builder_call(facts, calls, mapped):
@@ -490,14 +493,14 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     keywords = [a for a in call.args if a.keyword is not None]
     if (len(positional) != op.arity or any(a.star for a in call.args)
             or any(a.keyword is not None and a.keyword.value != "name" for a in keywords)):
-        return Refusal("GRL108", f"`{_code(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
+        return Refusal("GRL108", f"`{code_of(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
                           "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
     if not keywords:
         return None
     value = keywords[0].value
     if isinstance(target, ops.BuiltinGradient):
-        if not _is_plain(value) or isinstance(facts.scope(call), ClassScope) and _load_names(value):
-            return Refusal("GRL108", f"`name={_code(value)}` in `{_code(call)}` is not a plain name, attribute or "
+        if not is_plain(value) or isinstance(facts.scope(call), ClassScope) and load_names(value):
+            return Refusal("GRL108", f"`name={code_of(value)}` in `{code_of(call)}` is not a plain name, attribute or "
                               "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
@@ -535,11 +538,11 @@ class BodyScan(QuickVisitor):
         self.opaque.append((node, "await"))
 
     def visit_Import(self, node):
-        self.opaque.append((node, "import " + _code(node.names[0].name)))
+        self.opaque.append((node, "import " + code_of(node.names[0].name)))
 
     def visit_ImportFrom(self, node):
         star = isinstance(node.names, cst.ImportStar)
-        module = "." * len(node.relative) + (_code(node.module) if node.module is not None else "")
+        module = "." * len(node.relative) + (code_of(node.module) if node.module is not None else "")
         self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
 
     def visit_With(self, node):
@@ -547,7 +550,7 @@ class BodyScan(QuickVisitor):
             self.opaque.append((node, "async with"))
         for item in node.items:
             if not isinstance(item.item, cst.Call):
-                self.opaque.append((item, f"with {_code(item.item)}"))
+                self.opaque.append((item, f"with {code_of(item.item)}"))
 
     def visit_For(self, node):
         if node.asynchronous is not None:

@@ -15,20 +15,20 @@ from ...knowledge import ops
 from ...report import Diagnostic
 from ..facts import External
 from ..nodes import (
-    _attributes,
-    _calls,
-    _code,
-    _fresh,
-    _load_names,
-    _name_keyword_code,
-    _respelled,
+    attributes_in,
+    calls_in,
+    code_of,
+    fresh_name,
     input_names,
+    load_names,
+    name_keyword_code,
     parsed_expression,
     parsed_statement,
+    respelled_text,
 )
 from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
-from ..sites import Dispatch, Registration, _is_string_literal, _regs
+from ..sites import Dispatch, Registration, is_string_literal, regs_of
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import Gathered, Settled, rule
@@ -205,7 +205,7 @@ def find(facts) -> list:
             reg.kind, reg.factory_call = "factory", target
             reg.fdef = factory_product(facts, factory) if factory is not None else None
         missing = None if reg.fdef is not None else Refusal(
-            "GRL106", f"cannot find the gradient function registered by `{_code(outer)}`")
+            "GRL106", f"cannot find the gradient function registered by `{code_of(outer)}`")
         found.append((reg, missing))
     return found
 
@@ -275,7 +275,7 @@ def check(facts, reg: Registration) -> Refusal | None:
                 reg.uses_output |= kind == "out"
                 continue
             if not ok:
-                shown = _code(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
+                shown = code_of(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
                 line = facts.pos(node)[0]
                 return Refusal(
                     "GRL103",
@@ -290,7 +290,7 @@ def check(facts, reg: Registration) -> Refusal | None:
                 return Refusal("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
             reg.op_refs[sub] = (kind, index)
             reg.uses_output |= kind == "out"
-    reg.body_names = {n.value for n in _load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
+    reg.body_names = {n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
     return tf2_spelling(facts, reg) or check_def_name(facts, reg)
 
 
@@ -328,7 +328,7 @@ def tf2_spelling(facts, reg: Registration):
 def _removed_aliases(facts, reg: Registration):
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
     (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
-    for attr in _attributes(reg.function.body):
+    for attr in attributes_in(reg.function.body):
         found = tf2_name(facts, attr)
         if found is None:
             continue
@@ -338,10 +338,10 @@ def _removed_aliases(facts, reg: Registration):
         qualified, removed = found
         if removed:
             return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) uses "
-                              f"`{_code(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
+                              f"`{code_of(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
                               "for; rewrite that line by hand, then migrate again")
         return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) "
-                          f"uses `{_code(attr)}`, which TensorFlow {ops.tf_version()} does not have "
+                          f"uses `{code_of(attr)}`, which TensorFlow {ops.tf_version()} does not have "
                           f"({qualified}); rewrite that line by hand, then migrate again")
     return None
 
@@ -361,7 +361,7 @@ def tf2_name(facts, attr: cst.Attribute):
         old = ops.tf1_only(missing[0])
         hidden = ops.hidden_op_wrapper(missing[0]) if old is None else None
         if hidden is not None:  # gen_nn_ops._relu_grad -> gen_nn_ops.relu_grad
-            return _respelled(attr, missing[0].rpartition(".")[2], hidden)
+            return respelled_text(attr, missing[0].rpartition(".")[2], hidden)
         if old is None:
             return missing[0], False
         found = (old, "compat.v1." + old)  # TF1-only (tf.random_uniform): the very object TF1 had
@@ -370,7 +370,7 @@ def tf2_name(facts, attr: cst.Attribute):
         return f"tensorflow.{old}", True
     if any(q.startswith("tensorflow.compat.v1.") for q in facts.qn(attr, raw=True)):
         new = new.removeprefix("compat.v1.")  # the module's `tf` is tensorflow.compat.v1 already
-    return _respelled(attr, old, new)
+    return respelled_text(attr, old, new)
 
 
 def _keywords(facts, reg: Registration):
@@ -378,7 +378,7 @@ def _keywords(facts, reg: Registration):
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
     tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
     ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
-    for call in _calls(reg.function.body):
+    for call in calls_in(reg.function.body):
         if call.func in reg.renames or any(
             q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)
         ):
@@ -390,7 +390,7 @@ def _keywords(facts, reg: Registration):
         changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
             return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(call)[0]}) "
-                              f"calls `{_code(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
+                              f"calls `{code_of(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
                               f"take: {why}; rewrite that call by hand, then migrate again")
         for i, arg in enumerate(positional):
             if i in changes:
@@ -405,11 +405,11 @@ def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]
     """What the uses of one registration ask of its converted function: (whether anything
     changed, the refusal where one plain custom-gradient function cannot serve them all);
     it may make ``reg`` a maker instead. ``refused(record)``: its refusal so far."""
-    users = [s for s in facts.sites if any(reg in _regs(t) for _, t in s.entries)]
+    users = [s for s in facts.sites if any(reg in regs_of(t) for _, t in s.entries)]
     if any(refused(s) for s in users):
         return True, Refusal("GRL110", "another block using the same gradient registration could not be "
                                        "migrated, so this one is left as it is too")
-    entries = [(s, op) for s in users for op, t in s.entries if reg in _regs(t)]
+    entries = [(s, op) for s in users for op, t in s.entries if reg in regs_of(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
         return True, Refusal(
@@ -417,9 +417,9 @@ def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]
             f"`{reg.function.name.value}` is the override gradient of op types with "
             f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand",
         )
-    names = {_name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
+    names = {name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
     passes_name = any(n is not None for n in names)
-    literal = all(n is None or _is_string_literal(parsed_expression(n)) for n in names)
+    literal = all(n is None or is_string_literal(parsed_expression(n)) for n in names)
     if not reg.maker:
         if len(op_types) > 1:
             return True, make_maker(facts, reg, f"it is the override gradient of several op types "
@@ -450,7 +450,7 @@ def operator_use(facts, reg: Registration) -> bool:
     """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
     for site in facts.sites:
         by_type = {op.name: target for op, target in site.entries}
-        if any(isinstance(call, cst.BinaryOperation) and reg in _regs(by_type[op.name])
+        if any(isinstance(call, cst.BinaryOperation) and reg in regs_of(by_type[op.name])
                for call, op in site.calls):
             return True
     return False
@@ -496,7 +496,7 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
         return refusal
     reg.export = export
     if export.refusal:
-        return refusal or Refusal("GRL110", f"the gradient registered as {_code(reg.name_expr)} is kept "
+        return refusal or Refusal("GRL110", f"the gradient registered as {code_of(reg.name_expr)} is kept "
                                             f"as it is: {export.refusal.text()}",
                                   says_runtime=export.refusal.says_runtime)
     if reg.kind == "factory" or reg.rename:
@@ -516,10 +516,10 @@ def finish(facts) -> list[Diagnostic]:
     for reg in facts.registrations:
         if reg.export is not None:
             continue
-        spelled = _code(reg.name_expr)
+        spelled = code_of(reg.name_expr)
         value = reg.name_key[1] if reg.name_key and reg.name_key[0] == "str" else None
-        if any(reg in _regs(t) for s in facts.sites for _, t in s.entries) or any(
-                spelled in _code(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
+        if any(reg in regs_of(t) for s in facts.sites for _, t in s.entries) or any(
+                spelled in code_of(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
         anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
         said.append(Diagnostic.at(facts.pos(anchor), "GRL202", (
@@ -546,9 +546,9 @@ def emit(builder, reg):
     fdef = reg.function
     conversion = builder.conversion(reg)
     used = set(reg.body_names)
-    inputs = [_fresh(n, used) for n in input_names(conversion.arity)]
-    output = _fresh("y", used) if reg.uses_output else None
-    grad_fn = _fresh("grad_fn", used)
+    inputs = [fresh_name(n, used) for n in input_names(conversion.arity)]
+    output = fresh_name("y", used) if reg.uses_output else None
+    grad_fn = fresh_name("grad_fn", used)
     for line in reg.dropped:
         builder.plan.removed_stmts.add(line)
         builder.plan.remove(line)
@@ -562,18 +562,18 @@ def emit(builder, reg):
     grad_param = fdef.params.params[1].name.value
     defined = builder.callable_name(reg) if reg.rename else fdef.name.value
     if reg.maker:  # def f(forward, name=None): @custom_gradient def wrapped(a, b): ...; return wrapped
-        forward_p = _fresh("forward", used)
-        name_p = _fresh("name", used) if reg.maker_name else None
+        forward_p = fresh_name("forward", used)
+        name_p = fresh_name("name", used) if reg.maker_name else None
         keyword = f", name={name_p}" if name_p else ""
         forward = f"{forward_p}({', '.join(inputs)}{keyword})"
-        wrapped = _fresh("wrapped", used)
+        wrapped = fresh_name("wrapped", used)
         head = (f"def {defined}({forward_p}{f', {name_p}=None' if name_p else ''}):\n"
                 f"    @{builder.tf}.custom_gradient\n    def {wrapped}({', '.join(inputs)}):\n")
         foot = f"    return {wrapped}\n"
     else:
         keyword = "" if conversion.name_keyword is None else f", name={conversion.name_keyword}"
         if isinstance(conversion.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
-            forward = f"{inputs[0]}{_code(conversion.forward)}{inputs[1]}"
+            forward = f"{inputs[0]}{code_of(conversion.forward)}{inputs[1]}"
         else:
             forward = f"{builder.spelled(conversion.forward)}({', '.join(inputs)}{keyword})"
         head = f"@{builder.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
@@ -609,7 +609,7 @@ def emit(builder, reg):
         builder.plan.remove(reg.stmt)
     else:
         builder.plan.remove(reg.name_expr)
-        assign = parsed_statement(f"{builder.callable_name(reg)} = {_code(reg.factory_call)}\n")
+        assign = parsed_statement(f"{builder.callable_name(reg)} = {code_of(reg.factory_call)}\n")
         builder.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
 
 
@@ -624,13 +624,13 @@ def hoist_guard(builder, reg):
         return
     if builder.facts.key(test.left) != reg.name_key:
         return
-    registry = _code(test.comparisons[0].comparator)
+    registry = code_of(test.comparisons[0].comparator)
     builder.plan.hoisted_ifs.add(guard)
     builder.plan.remove(test)
     for stmt in guard.body.body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
             call = stmt.body[0].value
             if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                    and _code(call.func.value) == registry and call.func.attr.value in ("add", "append")):
+                    and code_of(call.func.value) == registry and call.func.attr.value in ("add", "append")):
                 builder.plan.removed_stmts.add(stmt)
                 builder.plan.remove(stmt)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import _attributes, _code, parsed_expression, receiver, with_keywords
-from ..sites import Dispatch, Registration, _is_string_literal, string_value
+from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_keywords
+from ..sites import Dispatch, Registration, is_string_literal, string_value
 from ..targets import match_target
 from ..verdicts import Refusal
 from . import override_block, registered_gradient
@@ -117,7 +117,7 @@ def eligible(facts, call: cst.Call, site) -> str | None:
                         f"TF1's gradients")
             target = match_target(facts, element.value)
             if isinstance(target, Refusal):
-                if _is_string_literal(element.value):
+                if is_string_literal(element.value):
                     return target.text()  # a name registered nowhere the tool sees
                 continue
             if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
@@ -173,13 +173,15 @@ def _unusable(facts, reg) -> str | None:
         return reg.refusal.text() if reg.refusal else f"`{reg.function.name.value}` does not take (op, grad)"
     if params.params:
         op = params.params[0].name.value
-        for attr in _attributes(reg.function.body):  # outermost dotted names: `op.node_def.name`
+        for attr in attributes_in(reg.function.body):  # outermost dotted names: `op.node_def.name`
             while isinstance(attr.value, cst.Attribute):
                 attr = attr.value
             if isinstance(attr.value, cst.Name) and attr.value.value == op and attr.attr.value not in OP_ATTRIBUTES:
-                return (f"gradient function `{reg.function.name.value}` reads `{_code(attr)}`, which the op handed to "
-                        f"a gradient under tf_grl_migrate.gradient_override_map does not offer (only "
-                        f"{', '.join(sorted(OP_ATTRIBUTES))})")
+                return (
+                    f"gradient function `{reg.function.name.value}` reads `{code_of(attr)}`, which the op handed to "
+                    f"a gradient under tf_grl_migrate.gradient_override_map does not offer (only "
+                    f"{', '.join(sorted(OP_ATTRIBUTES))})"
+                )
     return _not_tf2(facts, reg)
 
 
@@ -197,7 +199,7 @@ def _registration_unusable(facts, reg, anchor) -> str | None:
 def _entered_as_default(facts, call: cst.Call) -> bool:
     """``with graph.as_default(), graph.gradient_override_map(m):`` (or the map inside ``with
     graph.as_default():``): the receiver is entered as the default graph, so it is a graph."""
-    graph = _code(receiver(call))
+    graph = code_of(receiver(call))
     node = facts.parent(call)
     while node is not None:
         if isinstance(node, cst.With):
@@ -205,7 +207,7 @@ def _entered_as_default(facts, call: cst.Call) -> bool:
                 entered = item.item
                 if (isinstance(entered, cst.Call) and isinstance(entered.func, cst.Attribute)
                         and entered.func.attr.value == "as_default" and not entered.args
-                        and _code(entered.func.value) == graph):
+                        and code_of(entered.func.value) == graph):
                     return True
         node = facts.parent(node)
     return False

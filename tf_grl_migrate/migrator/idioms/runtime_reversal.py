@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import _enclosing_scopes, _is_docstring, _load_names, _mentions, parsed_expression
+from ..nodes import enclosing_scopes, is_docstring, load_names, mentions_in, parsed_expression
 from . import registered_gradient
 from .base import Idiom
 from .contract import rule
@@ -30,7 +30,7 @@ def scale(builder, reg, calls):
         return None
     if reg.op_refs or reg.refusal:
         return None
-    body = [s for s in reg.function.body.body if not _is_docstring(s)]
+    body = [s for s in reg.function.body.body if not is_docstring(s)]
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
         return None
     ret = body[0].body[0]
@@ -69,21 +69,21 @@ def match_reversal(builder, e, grad: str):
             a, b = e.args[0].value, e.args[1].value
             pairs = [(b, a)] if names & ops.SCALAR_MUL else [(a, b), (b, a)]
     for g, other in pairs:
-        if is_grad(negated(g)) and not _mentions(other, grad):  # -grad * S, tf.negative(grad) * S
+        if is_grad(negated(g)) and not mentions_in(other, grad):  # -grad * S, tf.negative(grad) * S
             return other
-        if is_grad(g) and negated(other) is not None and not _mentions(negated(other), grad):  # grad * -S
+        if is_grad(g) and negated(other) is not None and not mentions_in(negated(other), grad):  # grad * -S
             return negated(other)
     return None
 
 
 def visible_at_sites(builder, expr, calls) -> bool:
     """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
-    for name in _load_names(expr):
+    for name in load_names(expr):
         refs = builder.facts.referents(name)
         if not refs:
             return False
         for call in calls:
-            chain = _enclosing_scopes(builder.facts.scope(call))
+            chain = enclosing_scopes(builder.facts.scope(call))
             if any(ref.scope not in chain for ref in refs):
                 return False
     return True

@@ -9,7 +9,7 @@ import textwrap
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import _code, _fresh, _load_names, _name_keyword_code, input_names, parsed_statement
+from ..nodes import code_of, fresh_name, input_names, load_names, name_keyword_code, parsed_statement
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import rule
@@ -57,22 +57,22 @@ def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> st
     provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
     defined just before the block (so `name=` reads the same variables, when the op is
     created, as before). ``call`` is the op call, or the ``a * b`` operator that creates it."""
-    keyword = _name_keyword_code(call) if isinstance(call, cst.Call) else None
+    keyword = name_keyword_code(call) if isinstance(call, cst.Call) else None
     key = (site.with_node, op.name, keyword, isinstance(call, cst.Call))
     cached = builder.builtins.get(key)
     if cached:
         return cached
     suffix = "straight_through" if target.name == "Identity" else f"{target.name.lower()}_gradient"
-    name = _fresh(f"_{op.name.lower()}_{suffix}", builder.taken)
+    name = fresh_name(f"_{op.name.lower()}_{suffix}", builder.taken)
     builder.builtins[key] = name
     forwarded = "" if keyword is None else f", name={keyword}"
-    used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in _load_names(a.value)}
-    inputs = [_fresh(n, used) for n in input_names(op.arity)]
-    grad_fn = _fresh("grad_fn", used)
+    used = {n.value for a in getattr(call, "args", ()) if a.keyword is not None for n in load_names(a.value)}
+    inputs = [fresh_name(n, used) for n in input_names(op.arity)]
+    grad_fn = fresh_name("grad_fn", used)
     if isinstance(call, cst.Call):
         forward = f"{builder.spelled(call.func)}({', '.join(inputs)}{forwarded})"
     else:
-        forward = f"{inputs[0]}{_code(call.operator)}{inputs[1]}"
+        forward = f"{inputs[0]}{code_of(call.operator)}{inputs[1]}"
     body = textwrap.indent(target.grad_body(builder.tf, "dy", inputs), " " * 8)
     src = (f"@{builder.tf}.custom_gradient\n"
            f"def {name}({', '.join(inputs)}):\n"
