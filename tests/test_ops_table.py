@@ -120,3 +120,28 @@ def test_attributes_of_real_tensorflow_objects_are_not_api_names():
         assert ops.exists_in_tf2(name), name
     for name in ("tensorflow.nn.reluu", "tensorflow.random_uniform", "tensorflow.contrib"):
         assert not ops.exists_in_tf2(name), name
+
+
+def test_the_hand_written_tables_name_what_tensorflow_has():
+    """The few tables ops.py writes by hand (the callables a reversal body or a receiver is spelt
+    with, the gradients an override may borrow) name objects TensorFlow has: a typo, or a name a
+    new TensorFlow moved, fails here instead of quietly matching nothing."""
+    from tensorflow.python.framework import ops as tf_ops
+
+    listed = {*ops.NEGATIVE, *ops.MULTIPLY, *ops.SCALAR_MUL, *ops.REGISTER_GRADIENT, *ops.DEFAULT_GRAPH,
+              *ops.GRAPH_CLASS}
+    removed = {"tensorflow." + old for old in ops._tf_renames.RENAMED}  # tf.neg: TF 1.0's, kept on purpose
+    for name in sorted(listed - removed):  # a TF1 name (tf.get_default_graph): as tf.compat.v1 has it
+        v1 = name.replace("tensorflow.", "tensorflow.compat.v1.", 1)
+        try:
+            found = harness.resolve_tf(name)
+        except AttributeError:
+            found = harness.resolve_tf(v1)
+        assert callable(found), name
+    for gradient in ops.BUILTIN_GRADIENTS:  # a gradient TensorFlow registers under that name
+        assert tf_ops.gradient_registry.lookup(gradient) is not None, gradient
+        assert gradient in ops.op_type_names()
+    from tensorflow.python.framework import op_def_registry
+
+    for op_type in ops.PY_FUNC_TYPES | set(ops.WRAPPABLE_OPERATORS):
+        assert op_def_registry.get(op_type) is not None, op_type

@@ -1,22 +1,6 @@
 """The migration as a LibCST codemod command, for teams that already run
 ``python -m libcst.tool codemod ...`` over their repositories.
-
-With ``tf_grl_migrate`` in the ``modules`` list of ``.libcst.codemod.yaml``::
-
-    python -m libcst.tool codemod libcst_command.MigrateGradientOverrides src/
-    python -m libcst.tool codemod libcst_command.MigrateGradientOverrides --use-runtime src/
-
-Each file gets exactly what ``tf-grl-migrate --write REPO_ROOT`` writes for it (the same engine):
-a registration in one module used by an override in another is migrated at both ends, as the CLI
-does. Like LibCST's ``FullRepoManager`` for its repository metadata, the cross-module facts are
-gathered before any file changes: the whole tree under the repository root (``repo_root`` of
-``.libcst.codemod.yaml``; found from the file's module name) is migrated in memory once per run,
-by the first worker, and every worker answers from that snapshot, so a module rewritten by one
-worker never misleads another. A file run without a repository root (a bare ``transform_module``
-call) is migrated alone, as :func:`tf_grl_migrate.migrate_source` does. Every refusal is reported
-as a codemod warning ``GRLnnn line:col: message``, and a file the tool cannot process is skipped
-with its reason.
-"""
+Why it is built so: docs/design.md, "libcst_command.py"."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
 """The one place that knows TensorFlow: op types, the callables that create them, renamed names.
-
-The knowledge is generated from TensorFlow itself and pinned to the version the tests run
-(``tools/generate_op_table.py``, ``tools/generate_tf_renames.py``), never written from memory:
-
-* ``_tf_op_table.json``: for each public callable (by the qualified name the migrator resolves:
-  ``tensorflow.nn.relu``, ``tensorflow.compat.v1.where``, ``tensorflow.python.ops.gen_math_ops.sign``),
-  the op types it creates when traced on float inputs, whether that holds for rank 2 and rank 3
-  (``stable``), whether it creates exactly one op fed by its inputs in order (``direct``), and
-  whether it takes ``name=``. An op type is one the migrator can wrap when some callable creates
-  it that way; a call it cannot find here is a call it cannot see into (GRL101). Also the op type
-  each of Python's arithmetic operators makes (``"a * b": "Mul"``).
-  And every op type TensorFlow registers (``op_types``).
-* ``_tf_api_names.txt``: the names TF2 has, for gradient code the rewrite moves.
-* ``_keras_names.txt``: the public names of ``keras.layers``, ``keras.models`` and ``keras.backend``
-  in Keras 3 (what TF >= 2.16 installs) and of their ``tf.keras`` twins, for a migrated Keras 2
-  layer module (``from keras.engine import Layer``).
-
-Loaded lazily: ``--help`` and files without candidates never read them.
-"""
+Why it is built so: docs/design.md, "knowledge/ops.py"."""
 
 from __future__ import annotations
 

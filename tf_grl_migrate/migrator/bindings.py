@@ -1,14 +1,7 @@
 """What each name of a module means (scopes.py's answers), gathered during the planner's one walk
 over the libcst tree: ``analysis.Collector``'s walk calls :meth:`Bindings.enter` /
 :meth:`Bindings.leave` for every node, and :meth:`Bindings.finish` resolves the reads. Public node
-fields only.
-
-The answers are those of libcst's ``ScopeProvider`` on the same nodes: its rules (which scope
-a name is bound in, that a read sees the bindings made before it in its own scope, how an
-``import a.b`` binds, the qualified names) are followed here, and tests/test_engine.py compares
-the two on every case and on modules of the standard library. libcst's own provider costs 4.5
-parses of the module through its public road; this costs a fraction of one walk.
-"""
+fields only. (Why: docs/design.md, "migrator/bindings.py".)"""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
 """A content-addressed cache of migration results, so a repeated run skips libcst's analysis.
-
-An entry maps (the exact bytes of a ``.py`` file or the text of a notebook's glued cells,
-``--use-runtime``, and a fingerprint of everything that decides the result) to the migrated text
-and the diagnostics.
-Nothing about the file's path, time stamps or location goes into the key, so a hit is exactly the
-result a fresh analysis would give. The fingerprint covers the tool's own deciding modules (their
-bytes, so an edited checkout misses), libcst's version and the Python version.
-
-Entries are small JSON files written atomically under ``TF_GRL_MIGRATE_CACHE_DIR``, else
-``$XDG_CACHE_HOME/tf-grl-migrate``, else ``~/.cache/tf-grl-migrate``. An unreadable, corrupt or
-unwritable cache is a miss, never an error; ``--no-cache`` turns it off.
-"""
+Why it is built so: docs/design.md, "migrator/cache.py"."""
 
 from __future__ import annotations
 

@@ -2,22 +2,7 @@
 and imports, and which override-map targets it uses, from one pass over CPython's ``ast`` per
 candidate file; then the links between modules (a block in ``model.py`` whose target is
 registered in ``grads.py``), resolved before any file is rewritten.
-
-Plain data keyed by (path, name), never by object identity, so each file's slice of the links
-is part of its cache key. Nothing here imports libcst or TensorFlow.
-
-Shapes linked (everything else stays a per-file question, GRL102 as before):
-
-* the registration: ``@<x>.RegisterGradient(NAME)`` on a module-level ``def`` (or the call form
-  ``<x>.RegisterGradient(NAME)(fn)`` at module level), NAME a string literal or a name bound at
-  module level to one (``REVERSE = "Rev"``), possibly imported from another module of the run;
-* the use: ``<g>.gradient_override_map({"Op": TARGET})`` with TARGET a string literal, a name
-  imported with ``from m import NAME``, or ``m.NAME`` for an imported module ``m``;
-* the way to the function: the using module imports the registering one (``import grads``,
-  ``import pkg.grads as g``, ``from pkg import grads``, ``from .grads import X``), so the call is
-  ``grads.fn`` or ``fn`` added to that ``from`` import. A module the user file does not import
-  is named in a refusal instead (TF1 only needed it imported somewhere).
-"""
+Why it is built so: docs/design.md, "migrator/facts.py"."""
 
 from __future__ import annotations
 

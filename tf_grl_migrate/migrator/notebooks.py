@@ -1,17 +1,5 @@
 """Jupyter notebooks: migrate the code cells together, write back only what changed.
-
-A registration and its use often sit in different cells, so the clean code cells are migrated
-as one module. Each cell is followed by a boundary *statement* (not a comment: a comment can
-be dropped with the statement it is attached to, a call statement is never touched by the
-codemod), and the result is split back at those statements. IPython magics are masked the way
-black's Jupyter support does it: each magic line (``%matplotlib inline``, ``!pip install x``,
-``files = !ls``, ``obj?``) and a Python cell magic's first line (``%%time``) becomes a placeholder
-call that parses, and is put back byte for byte afterwards (a placeholder inside an override
-block is a call the tool cannot see into, so that block is refused). Cells that still do not
-parse (``%%bash``, syntax errors) are left alone. The notebook's JSON is read and written with
-the standard library, keeping its key order, indentation and non-ASCII characters, so untouched
-bytes stay identical.
-"""
+Why it is built so: docs/design.md, "migrator/notebooks.py"."""
 
 from __future__ import annotations
 

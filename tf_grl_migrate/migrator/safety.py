@@ -1,19 +1,7 @@
 """The rewrite's safety net: checks on the rewritten text, made with Python's own ``ast`` and
 independent of the libcst analysis that planned the rewrite, so a bug or a gap there fails the
 file (GRL904, nothing written) instead of changing a user's gradients.
-
-1. **Nothing but override machinery disappears.** Every statement of the original must still be
-   in the output, except those the plan declared as machinery (a registration call, a guard, an
-   assignment it proved dead, an import only they used, a gradient function handed to the
-   runtime). Statements are compared by their shape: names, call targets and ``op.inputs[i]``
-   are blurred (the rewrite renames those on purpose); anything else that went missing fails.
-   An assignment removed as dead must not be read any more where it was bound.
-2. **A dissolved override block handed control to no code the tool cannot see.** The body of
-   every ``with ...gradient_override_map(...)`` the rewrite removed must hold no ``yield``,
-   ``await``, import, ``async`` construct, nested definition or non-call context manager: TF1
-   overrides the ops created there, and removing the ``with`` would drop that override silently.
-3. The output parses (the caller also proves that a second run changes nothing).
-"""
+Why it is built so: docs/design.md, "migrator/safety.py"."""
 
 from __future__ import annotations
 

@@ -3,22 +3,7 @@ module, each def and lambda, class body and comprehension, PEP 695's annotation 
 builtins around them), the bindings in each, the reads, and the bindings each read may see. The
 answers are the ones libcst's ScopeProvider gives on the same tree (``tools/check_scopes.py``
 compares the two); the code is this tool's. Filled by bindings.Bindings during the planner's walk.
-
-The rules, as the tool needs them:
-
-- a binding lands in the scope it is made in, unless that scope declared the name ``global``
-  (the module) or ``nonlocal`` (the scope around it): ``_home``;
-- a read looks the name up from its own scope outwards, passing over class bodies (their names
-  are not visible to the defs inside them, only to their own annotation scopes) and following
-  ``global`` / ``nonlocal``: ``_lookup``;
-- of its own scope's bindings a read sees those made before it; where there are none it sees
-  what the scope around it would (a name used before it is assigned in a def reads the
-  module's): ``Access.see``, and the same from the binding's side, ``Assignment.seen_by``;
-- the qualified name of a dotted name is where its first binding came from: the import it names,
-  or the scopes it was defined in (``f.<locals>.g``).
-
-Reads and bindings are listed in source order.
-"""
+Why it is built so: docs/design.md, "migrator/scopes.py"."""
 
 from __future__ import annotations
 

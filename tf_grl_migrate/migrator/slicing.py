@@ -1,30 +1,7 @@
 """The slice of a module the analysis needs: libcst's parse and scope analysis cost 10-20x what
 CPython's own parser does, and a long module usually holds one override among hundreds of
 functions that cannot bear on it. Those are set aside before libcst sees the module and put back,
-byte for byte, into the rewritten text.
-
-A top-level ``def`` or ``class`` is set aside ("elided") only when nothing the analysis reads can
-be in it. Starting from the statements that mention gradients or overrides (every statement that
-is not a def or class is kept too, and counts once it binds a name that counts), a def or class
-is kept when it
-
-- binds at module level (its name, a ``global``, a walrus) a name that counts (a second binding
-  of a name changes what it can hold; a helper called from a kept function), not merely one a
-  script's ``main()`` call names;
-- assigns an attribute named like one a ``gradient_override_map`` receiver may be read from
-  (``self.graph = ...`` for ``self.graph.gradient_override_map``, and what that was assigned from);
-- uses a name that a statement mentioning gradients or overrides binds (a call of a function
-  holding an override block, whose arguments may pick its target) or uses (a module-level map a
-  function may change), or that an import mentioning them brings in (an alias of
-  ``RegisterGradient``);
-
-until nothing changes. Each run of elided lines becomes one stub line,
-``__grl_elided_N__ = (a, b)``, that reads the names of kept code the elided code read, so an
-import or assignment it uses is never taken for dead; every identifier it held is passed on as
-taken, so no fresh name of the rewrite can collide with one. Positions of diagnostics are mapped back. Putting the text
-back fails (and the caller analyses the whole module) unless every stub comes back exactly once,
-unchanged, at the start of a line.
-"""
+byte for byte, into the rewritten text. (Why: docs/design.md, "migrator/slicing.py".)"""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
 """Where the user's code runs: a child the worker forks for each request, cut off as far as the
-kernel allows without privileges (Linux).
-
-- its own session and process group, killed whole on a timeout and after every answer;
-- death with its parent (``PR_SET_PDEATHSIG``), and the worker ends with the tool;
-- where unprivileged namespaces are allowed: a user namespace (limits it cannot raise), a network
-  namespace (no interface but a loopback that is down: nothing to connect to, not even this
-  machine's listeners) and a PID namespace (the request runs as its init: when it ends, every
-  process it started ends, also one that left the process group);
-- hard limits: address space (8 GiB by default), processes and threads (``RLIMIT_NPROC``), no
-  core files;
-- an environment the worker was started with: a few variables TensorFlow needs, no secrets
-  (``scrubbed_environment``); a working directory and ``TMPDIR`` of its own; stdin, stdout and
-  stderr on /dev/null, every other descriptor closed but the one its answer goes to.
-
-Not a sandbox: the code runs as you, can read what you can read and write where you can write.
-Untrusted code belongs in a container. ``probe()`` says what this machine allows, once per worker."""
+kernel allows without privileges (Linux). (Why: docs/design.md, "verifier/isolation.py".)"""
 
 from __future__ import annotations
 

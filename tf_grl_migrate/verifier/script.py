@@ -1,23 +1,6 @@
 """What of a user's module a worker may run: its imports, its definitions and the bindings whose
 values call nothing the tool cannot prove harmless; never script code.
-
-A module-level statement runs only where it binds a name the code under test needs (or registers
-a gradient) and it is
-
-- an import;
-- a ``def`` or ``class`` whose decorators, defaults and class-body statements pass these rules;
-- ``NAME = value`` (also annotated or augmented) whose value calls only harmless callables;
-- a gradient registration, ``<...>.RegisterGradient(<harmless>)(<name>)``;
-- an ``if`` / ``try`` / ``with`` made of the above and of harmless calls (``log.info(...)``), with
-  harmless tests and items.
-
-A harmless call: a builtin that only computes (``len``, ``range``, ``dict``...), a TensorFlow
-callable that makes ops (the generated op table) or finds graphs and variables, Keras's backend
-getters and its layer, initializer and regularizer constructors, numpy's array makers, ``math``,
-``os.path``, ``collections``, ``functools.partial``, ``RegisterGradient``, a string's own methods,
-and a function or class of the same module whose own code calls only harmless callables (three
-calls deep). Anything else a needed name depends on is not run: the site is then not verifiable,
-and the statement named (``ScriptCodeNeeded``)."""
+Why it is built so: docs/design.md, "verifier/script.py"."""
 
 from __future__ import annotations
 

@@ -6,14 +6,7 @@ meaning, eagerly, in a ``tf.function`` and in a ``tf.compat.v1`` graph (there it
 own map). Only the call changes: ``g.gradient_override_map(m)`` becomes
 ``tf_grl_migrate.gradient_override_map(m)``, with ``graph=g`` where ``g`` may not be the default
 graph (see ``passed_graph``); registrations stay, TF1-only names in them respelled for TF2.
-
-Taken only where the runtime provably means what TF1 meant: the receiver is a ``tf.Graph`` (as the
-inline rewrite proves it, or the same name entered with ``.as_default()`` around the map); the map
-is one positional argument; a literal map names registered op types (never PyFunc: eagerly,
-``py_func`` makes no op) and targets that are this module's registrations or TensorFlow's
-gradients; a registration a block names is not defined after it in the same scope (the runtime
-looks names up on entry) and uses only names TF2 has. Every registration such a block may name is
-kept as it is, so other blocks using one move onto the runtime map too."""
+Why it is built so: docs/design.md, "migrator/idioms/runtime_map.py"."""
 
 from __future__ import annotations
 
