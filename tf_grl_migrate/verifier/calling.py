@@ -33,17 +33,20 @@ def inputs(args, shape, entry=None):
     import numpy as np
 
     rng = np.random.default_rng(1234)
+    return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in input_names(args, entry)}
+
+
+def input_names(args, entry=None) -> list[str]:
+    """The names of those inputs, in the order they are made (the main process names them too)."""
     if entry is not None and entry["kind"] == "block":
-        names = list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
-    else:
-        names = []
-        for a in args:
-            if a["kind"] == "tensor":
-                names.append(a["name"])
-            elif a["kind"] == "tensors":
-                names += [f"{a['name']}[{i}]" for i in range(a["count"])]
-        names = names or ["x"]
-    return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in names}
+        return list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
+    names: list[str] = []
+    for a in args:
+        if a["kind"] == "tensor":
+            names.append(a["name"])
+        elif a["kind"] == "tensors":
+            names += [f"{a['name']}[{i}]" for i in range(a["count"])]
+    return names or ["x"]
 
 
 def upstream(shape):

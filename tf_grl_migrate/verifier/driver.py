@@ -22,7 +22,7 @@ import threading
 from typing import NamedTuple
 
 from ..migrator import precheck
-from . import probes, verdict
+from . import calling, probes, verdict
 from .pool import Worker, isolation_line
 from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
 
@@ -293,17 +293,7 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
 def _input_names(entry, reference: Ran) -> list:
     """The names of the tensors the gradients are taken for (the module's variables read by a
     block included), in the order the workers take them."""
-    args = entry["variants"][reference.variant]
-    names = []
-    if entry["kind"] == "block":
-        names = list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
-    else:
-        for a in args:
-            if a["kind"] == "tensor":
-                names.append(a["name"])
-            elif a["kind"] == "tensors":
-                names += [f"{a['name']}[{i}]" for i in range(a["count"])]
-        names = names or ["x"]
+    names = calling.input_names(entry["variants"][reference.variant], entry)
     extra = len(reference.results[0].g) - len(names)
     return names + [f"a variable of the module ({i + 1})" for i in range(max(0, extra))]
 
