@@ -111,11 +111,13 @@ def run_tf1(case_dir: pathlib.Path, file: str | None = None):
         tensors = {k: tf.constant(v) for k, v in values.items()}
         ns = namespace(case_dir, file or "before.py", data)
         y = eval(data["entry"], ns, dict(tensors))
-        w = tf.constant(upstream(y.shape.as_list()))
-        grads = tf.gradients(tf.reduce_sum(y * w), list(tensors.values()))
-        grads = [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors.values())]
         with tf.Session(config=_no_graph_rewrites(tf)) as sess:
             sess.run(tf.global_variables_initializer())
+            # a Defun's output has no static shape (without shape_func): its shape is the value's
+            shape = y.shape.as_list() if y.shape.is_fully_defined() else list(sess.run(tf.shape(y)))
+            w = tf.constant(upstream(shape))
+            grads = tf.gradients(tf.reduce_sum(y * w), list(tensors.values()))
+            grads = [g if g is not None else tf.zeros_like(t) for g, t in zip(grads, tensors.values())]
             out = sess.run([y, *grads])
     return out[0], out[1:]
 

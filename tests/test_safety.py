@@ -126,7 +126,7 @@ def _statements(module):
 
 def test_declared_machinery_may_go_and_nothing_else():
     original = "import a\nx = 1\ny = 2\nwith g.gradient_override_map({}):\n    z = f(x)\n"
-    removed = [("y = 2\n", ())]
+    removed = [("y = 2\n", (), ())]
     safety.check(original, "import a\nx = 1\nz = h(x)\n", removed=removed, dissolved=["z = f(x)\n"])
     with pytest.raises(SafetyError, match="`Import` statement"):
         safety.check(original, "x = 1\nz = h(x)\n", removed=removed, dissolved=["z = f(x)\n"])

@@ -127,7 +127,8 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
     handed out before the links are known (a linked file must not be written alone). Results in
     path order."""
     from .migrator.facts import STAR_IMPORT, Links, star_imported
-    from .migrator.files import CANDIDATE, NotCached, process_file, read
+    from .migrator.files import NotCached, process_file, read
+    from .migrator.precheck import may_hold_override_bytes
 
     STARRED = Links(star_imported=True)
     starred: set = set()
@@ -171,7 +172,7 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             raw, failure = read(path)
             if raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw):
                 stars[path] = raw
-            if failure is not None or CANDIDATE not in raw:
+            if failure is not None or not may_hold_override_bytes(raw):
                 reports[i] = failure or FileReport(path)
                 done(i)
                 continue

@@ -128,6 +128,10 @@ class RuleFacts:
     def wrapper_calls(self) -> list:
         return self._planner.collector.wrapper_calls()
 
+    def own(self, idiom: str) -> tuple:
+        """The records of ``idiom``'s own kind (``Gathered.own``)."""
+        return tuple(self._planner.own.get(idiom, ()))
+
     def is_map_call(self, node) -> bool:
         """Whether ``node`` is a ``gradient_override_map(...)`` call (or a wrapper's)."""
         return node in self._planner.map_call_set
@@ -173,6 +177,7 @@ class Planner:
         self.registrations: list[Registration] = []
         self.spelling: dict[str, str] = {}  # a target name's literal values, as the source wrote them
         self.sites: list[Site] = []
+        self.own: dict[str, list] = {}  # idiom -> the records of its own kind (Gathered.own)
         self.memos: dict = {}  # the rules' own derived facts (RuleFacts.memo)
         self.loose_calls: list[cst.Call] = []  # `ctx = g.gradient_override_map(m)`: entered by hand, if at all
         self.taken: dict = {}  # --use-runtime: per runtime rule (idioms.runtime_rules), what it took (a Taken)
@@ -342,6 +347,8 @@ class Planner:
             self.registrations += found.registrations
             self.sites += found.sites
             self.loose_calls += found.loose_calls
+            if found.own:
+                self.own.setdefault(idioms.idiom_of(rule).name, []).extend(found.own)
             self.diagnostics += found.diagnostics
             self.give(found.verdicts)
         for site in self.sites:
@@ -360,6 +367,10 @@ class Planner:
         for rule in idioms.rules("finish"):
             self.diagnostics += rule(facts)
         return [s for s in self.sites if not s.refusal]
+
+    def accepted_own(self) -> dict[str, list]:
+        """Per idiom, its own records no verdict refused."""
+        return {idiom: [r for r in records if r.refusal is None] for idiom, records in self.own.items()}
 
     @staticmethod
     def give(verdicts) -> bool:

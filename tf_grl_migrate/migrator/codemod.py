@@ -62,7 +62,8 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     diagnostics = sorted(planner.diagnostics)
     blocked = _blocked_links(planner)
     exported = [r for r in planner.registrations if r.export is not None and r.refusal is None]
-    if not sites and not exported and not any(t.taken for t in planner.taken.values()):
+    if not sites and not exported and not any(t.taken for t in planner.taken.values()) and not any(
+            planner.accepted_own().values()):
         return Result(code, diagnostics, blocked)
     plan = Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *plan.notes])

@@ -11,7 +11,6 @@ from typing import NamedTuple
 from ..report import Diagnostic, FileReport
 from . import precheck
 
-CANDIDATE = precheck.MARKER.encode()  # a file without these bytes cannot hold an override
 SUFFIXES = (".py", ".ipynb")
 
 DEFAULT_EXCLUDES = (
@@ -248,7 +247,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
             return failure
     if links is not None:
         cache = None
-    elif CANDIDATE not in raw:
+    elif not precheck.may_hold_override_bytes(raw):
         return FileReport(path)
     if path.endswith(".ipynb"):
         return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, keep_text)

@@ -7,6 +7,7 @@ import re
 
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
+DEFUN = "Defun"  # tensorflow.python.framework.function.Defun: TF1's other gradient override
 RUNTIME = "tf_grl_migrate"  # `tf_grl_migrate.gradient_override_map(...)`: already migrated (--use-runtime)
 
 
@@ -16,7 +17,14 @@ def is_runtime_map(receiver_name: str | None) -> bool:
 
 
 def may_hold_override(code: str) -> bool:
-    return MARKER in code
+    return MARKER in code or DEFUN in code
+
+
+CANDIDATES = (MARKER.encode(), DEFUN.encode())  # a file without one of these cannot hold an override
+
+
+def may_hold_override_bytes(raw: bytes) -> bool:
+    return any(marker in raw for marker in CANDIDATES)
 
 
 def screen(code: str):
@@ -48,6 +56,8 @@ def _nothing_reaches_the_map(tree) -> bool:
         elif (isinstance(n, ast.Name) and n.id == MARKER or isinstance(n, ast.alias) and n.name == MARKER
               or isinstance(n, ast.Constant) and n.value == MARKER):
             return False  # a wrapper named like the API, imported under another name, or getattr(g, "...")
+        elif isinstance(n, ast.Attribute) and n.attr == DEFUN or isinstance(n, ast.Name) and n.id == DEFUN:
+            return False  # a Defun: its gradient is the analysis's to decide
     return True
 
 
@@ -79,7 +89,8 @@ def _names_nowhere(code: str) -> bool:
 
 
 def _names_in(code_object) -> bool:
-    if MARKER in code_object.co_names or PRIVATE in code_object.co_names:
+    names = code_object.co_names
+    if MARKER in names or PRIVATE in names or DEFUN in names:
         return True
     return any(hasattr(const, "co_names") and _names_in(const) for const in code_object.co_consts)
 

@@ -64,17 +64,26 @@ class Plan:
             self.new_imports.append("import tf_grl_migrate")
 
     def machinery(self, parents) -> tuple[list, list[str]]:
-        """For the safety net: ((source, enclosing def/class names) of each statement this plan
-        removes on purpose, the source of each statement inside an override block whose map it
-        removes)."""
-        removed = [(code_of(n), def_path(n, parents))
-                   for n in (*self.removed_stmts, *self.removed_defs, *self.replace_stmts)]
-        removed += [(f"if {code_of(guard.test)}:\n    pass\n", ()) for guard in self.hoisted_ifs]  # the body stays
+        """For the safety net: ((source, enclosing def/class names, names bound again in its place)
+        of each statement this plan removes or replaces on purpose, the source of each statement
+        inside an override block whose map it removes)."""
+        removed = [(code_of(n), def_path(n, parents), ())
+                   for n in (*self.removed_stmts, *self.removed_defs)]
+        removed += [(code_of(n), def_path(n, parents), _binds(new)) for n, new in self.replace_stmts.items()]
+        removed += [(f"if {code_of(guard.test)}:\n    pass\n", (), ()) for guard in self.hoisted_ifs]  # the body stays
         for node, names in self.dead_imports.items():
-            removed += [(code_of(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), ())
-                        for alias in node.names if bound_name(alias) in names]
+            removed += [
+                (code_of(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), (), ())
+                for alias in node.names
+                if bound_name(alias) in names
+            ]
         dissolved = [code_of(stmt) for with_node in self.with_items for stmt in with_node.body.body]
         return removed, dissolved
+
+
+def _binds(stmt) -> tuple:
+    """The name a replacement statement binds in its scope: a def's (a Defun's custom-gradient function)."""
+    return (stmt.name.value,) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ()
 
 
 class Rewriter(Quick, cst.CSTTransformer):
@@ -377,6 +386,23 @@ class Builder:
         self.plan.new_imports.append(f"import tensorflow as {fresh}")
         return fresh
 
+    def import_module(self, module: str) -> str:
+        """The name this module has for ``module`` at its top level (``import types``), imported
+        under a fresh name where it has none."""
+        for stmt in self.p.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import):
+                        for alias in small.names:
+                            if code_of(alias.name) == module:
+                                return bound_name(alias) if alias.asname else module
+        line = next((i for i in self.plan.new_imports if i.startswith(f"import {module}")), None)
+        if line is not None:
+            return line.split()[-1]
+        fresh = fresh_name(module, self.taken)
+        self.plan.new_imports.append(f"import {module}" + (f" as {fresh}" if fresh != module else ""))
+        return fresh
+
     def add_import(self, module: str, level: int, name: str) -> None:
         """``name`` joins the module-level ``from <module> import ...`` of this module."""
         for stmt in self.p.module.body:
@@ -451,6 +477,9 @@ class Builder:
                 self.plan.calls[call] = _maker_call(f"{{{table}}}[{code_of(target.expr)}]", self.spelled(call.func))
             else:
                 self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
+        accepted = self.p.accepted_own()
+        for rule in idioms.rules("convert_own"):
+            rule(self, accepted.get(idioms.idiom_of(rule).name, []))
         for runtime in idioms.runtime_rules():
             if runtime.name in self.p.taken:
                 runtime.emit_all(self, self.p.taken[runtime.name])

@@ -28,8 +28,9 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
           original_tree=None) -> None:
     """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery.
 
-    ``removed``: (source, enclosing def/class names) of each statement the plan removes on
-    purpose (compound ones count with everything inside them); ``dissolved``: the source of each
+    ``removed``: (source, enclosing def/class names, names the replacement binds again) of each
+    statement the plan removes or replaces on purpose (compound ones count with everything inside
+    them); ``dissolved``: the source of each
     statement inside a removed override block; ``whole_module``: the plan replaces the module (a
     DANN builder becoming a re-export of the runtime), so only check 2 applies; ``original_tree``:
     ``ast.parse(original)`` when the caller has it (the screen's), else it is parsed here."""
@@ -46,10 +47,10 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
     if whole_module:
         return
     allowed: Counter[tuple] = Counter()
-    for source, path in removed:
+    for source, path, rebound in removed:
         tree = ast.parse(source)
         allowed.update(_keys(tree, flips=False))
-        _check_not_read(tree, path, new_tree)
+        _check_not_read(tree, path, new_tree, set(rebound))
     missing = _keys(original_tree or ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
     if missing:
         kind, shape = sorted(missing, key=repr)[0]
@@ -57,12 +58,13 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
                           f"({shape[:120]}); nothing written (please report this)")
 
 
-def _check_not_read(removed, path: tuple, new_tree) -> None:
+def _check_not_read(removed, path: tuple, new_tree, rebound: set) -> None:
     """A removed ``name = ...`` (a graph look-up, a name builder, a counter) must not be read any
     more where it was bound: in the output, the function at ``path`` (or, at module level, the
     whole module) loads no name it bound."""
     bound = {t.id for node in removed.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    bound -= rebound
     if not bound:
         return
     scope = new_tree

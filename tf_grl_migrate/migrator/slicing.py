@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .precheck import MARKER, PRIVATE
 
-_SEED = re.compile(r"gradient|override", re.IGNORECASE)
+_SEED = re.compile(r"gradient|override|Defun", re.IGNORECASE)
 _MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MIN_LINES = 200  # below this the whole module is analysed: the slice would save little

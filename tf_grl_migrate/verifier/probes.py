@@ -22,7 +22,7 @@ import difflib
 import functools
 from typing import Any, NamedTuple
 
-from ..migrator.precheck import MARKER, is_runtime_map
+from ..migrator.precheck import DEFUN, MARKER, is_runtime_map
 from ..migrator.slicing import module_binds as _binds
 
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
@@ -57,7 +57,37 @@ def override_sites(tree: ast.Module) -> list:
                 visit(child, chain, items)
 
     visit(tree, (), set())
-    return found + loose
+    return found + defun_sites(tree) + loose
+
+
+def _is_defun_with_gradient(node) -> bool:
+    """``function.Defun(..., python_grad_func=g)`` or ``Defun(..., grad_func=G)``."""
+    return (isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == DEFUN
+                                           or isinstance(node.func, ast.Name) and node.func.id == DEFUN)
+            and any(k.arg in ("python_grad_func", "grad_func") for k in node.keywords))
+
+
+def defun_sites(tree: ast.Module) -> list:
+    """(Defun call, chain, the body that reaches it) for every Defun with a gradient: a decorated
+    module-level def is reached as itself; one made inside a function, through that function."""
+    found = []
+
+    def visit(node, chain):
+        for child in ast.iter_child_nodes(node):
+            around = next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                call = next((d for d in child.decorator_list if _is_defun_with_gradient(d)), None)
+                if call is not None and not chain:
+                    found.append((call, (child,), _Body(child.body, [])))
+                elif call is not None and around is not None:
+                    found.append((call, chain, _Body(around.body, [])))
+            elif isinstance(child, ast.Call) and _is_defun_with_gradient(child.func) and around is not None:
+                found.append((child.func, chain, _Body(around.body, [])))
+            visit(child, chain + (child,) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                 ast.ClassDef)) else chain)
+
+    visit(tree, ())
+    return found
 
 
 def _qualname(chain) -> str:
@@ -289,7 +319,8 @@ def plan(original: str, migrated: str | None, others=()) -> list:
                 continue
         for entry, entered in entries:
             key = tuple(id(n) for n in _entry_chain(entry))
-            alone = block_probe(tree, new_tree, original, migrated, call, block, chain) if entered is block else None
+            alone = (block_probe(tree, new_tree, original, migrated, call, block, chain)
+                     if entered is block and isinstance(block, (ast.With, ast.AsyncWith)) else None)
             if key in probes:
                 probes[key][1].append(where)
                 probes[key][2].append(entered)

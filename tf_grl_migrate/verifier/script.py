@@ -18,6 +18,7 @@ HARMLESS = frozenset({
     "tensorflow.get_default_graph", "tensorflow.get_default_session", "tensorflow.Graph", "tensorflow.Variable",
     "tensorflow.constant", "tensorflow.placeholder", "tensorflow.get_variable", "tensorflow.name_scope",
     "tensorflow.variable_scope", "tensorflow.custom_gradient", "tensorflow.function", "tensorflow.TensorShape",
+    "tensorflow.python.framework.function.Defun",  # stores the function; it runs when called
     "tensorflow.as_dtype", "tensorflow.DType", "tensorflow.set_random_seed", "tensorflow.random.set_seed",
     "tensorflow.python.framework.ops.get_default_graph", "tensorflow.python.framework.ops.Graph",
     "tensorflow.python.framework.ops.name_scope", "keras.backend.backend", "keras.backend.floatx",
@@ -115,13 +116,17 @@ class Harmless:
         """None where evaluating ``expr`` calls only harmless callables; else the first call that is not."""
         if expr is None:
             return None
-        for node in ast.walk(expr):
+        stack = [expr]
+        while stack:
+            node = stack.pop()
             if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom)):
                 return f"`{ast.unparse(node)[:60]}`"
             if isinstance(node, ast.Lambda):
-                continue
+                stack.extend(node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
+                continue  # its body runs when it is called, not here
             if isinstance(node, ast.Call) and not self._call(node, depth):
                 return f"the call `{ast.unparse(node)[:80]}`"
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
         return None
 
     def _call(self, call: ast.Call, depth) -> bool:

@@ -15,6 +15,8 @@ raises (with their messages, where the idiom is the only one to give them) and i
 - ``keras_layer``: a migrated module's Keras 2 layer code respelled for Keras 3 (``keras.engine``
   imports, the backend, ``self.trainable_weights = []``), notes where it cannot be (an edit rule:
   ``edit_module``).
+- ``defun``: ``function.Defun(..., python_grad_func=g)`` / ``grad_func=G`` -> a ``@tf.custom_gradient``
+  function of the same name (its own records: ``Gathered.own``, converted by ``convert_own``).
 - ``migrated_path``: TF1-only names in the code a migrated site runs (its function, what a moved
   map's receiver was assigned) respelled for TF2 (an edit rule: ``edit_module``).
 
@@ -42,15 +44,16 @@ from .base import Idiom
 # runtime takes py_func's blocks before the runtime map takes what is left.
 _RUNTIME = ("py_func", "runtime_map")
 ORDER: dict[str, tuple[str, ...]] = {
-    "gather": ("registered_gradient", "override_block"),
+    "gather": ("registered_gradient", "override_block", "defun"),
     "check_site": ("override_block",),
     "settle": ("registered_gradient",),
-    "finish": ("registered_gradient", "override_block"),
+    "finish": ("registered_gradient", "override_block", "defun"),
     **{hook: _RUNTIME for hook in ("take", "calls", "emit_all", "hint", "why_not")},
     "convert_call": ("straight_through",),
     "convert_registration": ("runtime_reversal", "registered_gradient"),
     "rewrite_module": ("dann_reexport",),
     "edit_module": ("keras_layer", "migrated_path"),
+    "convert_own": ("defun",),
 }
 MODULES = tuple(dict.fromkeys(idiom for order in ORDER.values() for idiom in order))  # every idiom
 

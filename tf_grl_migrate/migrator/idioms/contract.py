@@ -21,7 +21,9 @@ Converting (the rewrite runs these; ``builder`` is the edit plan being built):
 - ``convert_call(builder, site, call, op, target) -> str | None``: the name an op call now calls;
 - ``convert_registration(builder, reg, calls) -> bool``: whether it converted the registration;
 - ``rewrite_module(module, plan) -> Module | None``: the module replaced whole;
-- ``edit_module(builder) -> list[Diagnostic]``: edits beyond the sites, and notes.
+- ``edit_module(builder) -> list[Diagnostic]``: edits beyond the sites, and notes;
+- ``convert_own(builder, records) -> None``: the idiom's own records (``Gathered.own``) no
+  verdict refused.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ HOOKS = {hook.name: hook for hook in (
     Hook("convert_registration", ("builder", "reg", "calls")),
     Hook("rewrite_module", ("module", "plan")),
     Hook("edit_module", ("builder",)),
+    Hook("convert_own", ("builder", "records")),
 )}
 RUNTIME_HOOKS = ("take", "calls", "emit_all", "hint", "why_not")  # one idiom declares all five, or none
 
@@ -85,6 +88,7 @@ class Gathered:
     registrations: list = field(default_factory=list)
     sites: list = field(default_factory=list)
     loose_calls: list = field(default_factory=list)  # map calls entered by hand, if at all
+    own: list = field(default_factory=list)  # records of the idiom's own kind (facts.own(idiom)): .refusal, .runs()
     verdicts: list = field(default_factory=list)
     diagnostics: list = field(default_factory=list)
 
@@ -133,6 +137,7 @@ class Facts(Protocol):
     attr_values: Any
 
     def wrapper_calls(self) -> list: ...
+    def own(self, idiom: str) -> tuple: ...
     def parent(self, node) -> Any: ...
     def scope(self, node) -> Any: ...
     def qn(self, node, raw: bool = False) -> set: ...

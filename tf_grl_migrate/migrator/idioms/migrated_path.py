@@ -4,7 +4,8 @@ had), where the migrated module would otherwise fail, at import or at its first 
 override itself migrated. Which code: the function holding the site (its defaults too: DeepExplain
 builds ``__init__(self, graph=tf.get_default_graph(), session=tf.get_default_session())``), and,
 for a block moved onto the runtime map, whatever its receiver was assigned (``self.graph =
-tf.get_default_graph()`` in another method). Code the rewrite removes is not looked at. A name TF2
+tf.get_default_graph()`` in another method); for an idiom's own records (a migrated Defun), the
+code each says it runs (its forward and its gradient). Code the rewrite removes is not looked at. A name TF2
 has in no form (``tf.contrib``) gets a GRL204 note: that line needs a hand."""
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ def edit_module(builder) -> list[Diagnostic]:
     regions: dict = {}  # id -> node: the code looked at, each once
     for site in builder.sites:
         regions.setdefault(id(site.with_node), _enclosing(facts, site.with_node))
+    for records in builder.p.accepted_own().values():  # an idiom's own migrated records: the code they run
+        for record in records:
+            for node in record.runs():
+                regions.setdefault(id(node), node)
     for call in facts.moved:
         regions.setdefault(id(call), _enclosing(facts, call))
         for value in _receiver_values(facts, call.func.value):

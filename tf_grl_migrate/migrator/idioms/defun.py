@@ -1,0 +1,442 @@
+"""TF1's other gradient override: ``function.Defun(..., python_grad_func=g)`` or ``grad_func=G``
+(decorator or call form) becomes a ``@tf.custom_gradient`` function of the same name and
+parameters; the Defun's body stays, renamed as its forward. A Defun with no gradient of its own
+is noted (TF2 runs it only in a graph) and left as it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ...report import Diagnostic
+from ..nodes import code_of, fresh_name, load_names, parsed_statement
+from ..scopes import GlobalScope
+from ..verdicts import Refusal
+from .base import Idiom, source
+from .contract import Gathered, rule
+
+_GRAD = '''
+    def _grad(op, dy):
+        return dy * %s
+
+'''
+
+IDIOM = Idiom(
+    name="defun",
+    summary="function.Defun with python_grad_func= or grad_func=: a @tf.custom_gradient function",
+    codes=("GRL115", "GRL205", "GRL206"),
+    examples={
+        "GRL115": source("""
+            import tensorflow as tf
+            from tensorflow.python.framework import function
+
+            """, _GRAD % "op.get_attr('T')", """
+            @function.Defun(tf.float32, python_grad_func=_grad)
+            def scaled(x):
+                return x * 2.0
+            """),
+        "GRL205": source("""
+            import tensorflow as tf
+            from tensorflow.python.framework import function
+
+
+            @function.Defun(tf.float32)
+            def double(x):
+                return x * 2.0
+            """),
+        "GRL206": source("""
+            import tensorflow as tf
+            from tensorflow.python.framework import function
+
+            """, _GRAD % "-1.0", """
+            @function.Defun(tf.float32, python_grad_func=_grad, func_name="Flip")
+            def flip(x):
+                return tf.identity(x)
+            """),
+    },
+    cases=("defun_python_grad_func", "defun_lambda_gradient_and_shape_func", "defun_grad_func_defun",
+           "defun_several_inputs_and_an_int", "defun_call_form_in_a_function", "defun_reads_op_outputs"),
+)
+
+DEFUN = frozenset({"tensorflow.python.framework.function.Defun"})
+# the keywords a migrated Defun drops, and why TF2 has no use for them
+DROPPED = {
+    "func_name": "the graph function's name (TF2 makes no graph function of it)",
+    "noinline": "an inlining hint for the graph function",
+    "shape_func": "static output shapes (TF2 knows them from the ops, eagerly and in a tf.function)",
+    "out_names": "the graph function's output names",
+    "compiled": "XLA compilation of the graph function (in TF2: tf.function(jit_compile=True))",
+    "separate_compiled_gradients": "XLA compilation of its gradient apart",
+}
+_GRADIENTS = ("python_grad_func", "grad_func")
+
+
+@dataclass(eq=False)
+class DefunSite:
+    """One ``Defun(...)`` call: as a decorator of ``fdef``, or applied to ``wrapped`` in
+    ``target = Defun(...)(wrapped)`` (``stmt``)."""
+
+    call: cst.Call
+    fdef: cst.FunctionDef | None = None  # the decorated def
+    decorator: cst.Decorator | None = None
+    stmt: cst.SimpleStatementLine | None = None  # call form: `target = Defun(...)(wrapped)`
+    target: str = ""
+    wrapped: cst.BaseExpression | None = None
+    wrapped_def: cst.FunctionDef | None = None  # the def `wrapped` names, where it names one
+    gradient: cst.BaseExpression | None = None  # python_grad_func's value
+    gradient_def: cst.FunctionDef | None = None  # the def python_grad_func names, where it names one
+    grad_defun: DefunSite | None = None  # grad_func's Defun
+    reads_op: set[str] = field(default_factory=set)  # "inputs", "outputs": what the gradient reads of op
+    uses_op: bool = False
+    dropped: list[str] = field(default_factory=list)
+    gradient_of: DefunSite | None = None  # this Defun is another's grad_func
+    refusal: Refusal | None = None
+    anchor: cst.CSTNode | None = None  # where a Defun taken as a value is named
+    provable: bool = True  # the callee is provably tensorflow.python.framework.function.Defun
+
+
+    def runs(self) -> list:
+        """The code the migrated function runs (its forward, its gradient), which must run under TF2;
+        none for a Defun that is kept (no gradient of its own) or is another's grad_func."""
+        if self.gradient is None and self.grad_defun is None:
+            return []
+        grad_def = self.grad_defun.fdef if self.grad_defun is not None else None
+        found = (self.fdef or self.wrapped_def, self.gradient_def or self.gradient, grad_def)
+        return [node for node in found if node is not None]
+
+
+def _refuse(why: str) -> Refusal:
+    return Refusal("GRL115", f"{why}; write its @tf.custom_gradient by hand (docs/idioms.md: \"Defun\")")
+
+
+@rule("gather")
+def gather(facts) -> Gathered:
+    """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
+    found = Gathered()
+    sites = []
+    for node in facts.nodes:
+        named = (node.attr.value if isinstance(node, cst.Attribute)
+                 else node.value if isinstance(node, cst.Name) else None)
+        if named != "Defun" or _in_import(facts, node):
+            continue
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # `function.Defun` is one node: its Attribute, not its `function`
+        if not facts.qn(node) & DEFUN and not (isinstance(parent, cst.Call) and parent.func is node):
+            continue  # another `Defun`, not called: nothing to say
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            site = DefunSite(cst.Call(func=node), anchor=node)
+            found.own.append(site)
+            found.verdicts.append((site, _refuse(f"`{code_of(node)}` is taken as a value (line "
+                                                 f"{facts.pos(node)[0]}), not called where the tool can follow it")))
+            continue
+        site = _placed(facts, DefunSite(parent))
+        if not facts.qn(node) & DEFUN and site.refusal is None:
+            site.provable = False  # `tf.Defun` of `lingvo.compat`, say: TensorFlow's, most likely, not provably
+        sites.append(site)
+    by_def = {id(s.fdef): s for s in sites if s.fdef is not None}
+    for site in sites:  # whose grad_func each Defun is, before any is refused
+        other = _grad_func_defun(facts, site, by_def)
+        if other is not None:
+            other.gradient_of = site
+    for site in sites:
+        found.own.append(site)
+        refusal = site.refusal or _arguments(facts, site, by_def)
+        if refusal is not None:
+            found.verdicts.append((site, refusal))
+    for site in sites:  # a grad_func's Defun stands or falls with the Defun that uses it
+        other = site.gradient_of
+        if other is not None and not _refused(found, site) and _refused(found, other):
+            found.verdicts.append((site, _refuse(f"it is the grad_func of `{_name(other)}`, which is not migrated")))
+    return found
+
+
+def _in_import(facts, node) -> bool:
+    while node is not None and not isinstance(node, cst.BaseSmallStatement):
+        node = facts.parent(node)
+    return isinstance(node, (cst.Import, cst.ImportFrom))
+
+
+def _refused(found: Gathered, site: DefunSite) -> bool:
+    return site.refusal is not None or any(record is site for record, _ in found.verdicts)
+
+
+def _name(site: DefunSite) -> str:
+    return site.fdef.name.value if site.fdef is not None else site.target
+
+
+def _placed(facts, site: DefunSite) -> DefunSite:
+    """The form of the call: a decorator, ``target = Defun(...)(f)``, or one the tool refuses."""
+    call = site.call
+    parent = facts.parent(call)
+    if any(isinstance(n, (cst.For, cst.While, cst.CompFor)) for n in _ancestors(facts, call)):
+        site.refusal = _refuse("the Defun is built in a loop, a new graph function each time")
+        return site
+    if isinstance(parent, cst.Decorator):
+        fdef = facts.parent(parent)
+        site.fdef, site.decorator = fdef, parent
+        if len(fdef.decorators) != 1:
+            site.refusal = _refuse(f"`{fdef.name.value}` has other decorators besides the Defun")
+        return site
+    applied = parent if isinstance(parent, cst.Call) and parent.func is call else None
+    assign = facts.parent(applied) if applied is not None else None
+    stmt = facts.parent(assign) if isinstance(assign, cst.Assign) else None
+    if not (applied is not None and len(applied.args) == 1 and not applied.args[0].keyword
+            and not applied.args[0].star and isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name) and isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1):
+        site.refusal = _refuse(f"the Defun at line {facts.pos(call)[0]} is used other than as a decorator or "
+                               "in `name = Defun(...)(f)`")
+        return site
+    site.stmt, site.target, site.wrapped = stmt, assign.targets[0].target.value, applied.args[0].value
+    if isinstance(site.wrapped, cst.Name):
+        site.wrapped_def = facts.function_def_for(site.wrapped)
+        if site.wrapped.value == site.target:
+            site.refusal = _refuse(f"`{site.target} = Defun(...)({site.target})` rebinds the function's own name")
+        elif site.wrapped_def is None and len(facts.referents(site.wrapped)) != 1:
+            site.refusal = _refuse(f"`{site.wrapped.value}` is bound more than once where the Defun is made")
+    else:
+        site.refusal = _refuse(f"the Defun wraps `{code_of(site.wrapped)}`, not a function the tool can name")
+    return site
+
+
+def _ancestors(facts, node):
+    """The nodes around ``node`` up to the def it runs in (a decorator runs outside its own def)."""
+    node = facts.parent(node)
+    if isinstance(node, cst.Decorator):
+        node = facts.parent(facts.parent(node))
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        yield node
+        node = facts.parent(node)
+
+
+def _arguments(facts, site: DefunSite, by_def: dict) -> Refusal | None:
+    """The Defun's own arguments: input types (dropped), a gradient, and keywords TF2 has no use for."""
+    gradients = [a for a in site.call.args if a.keyword is not None and a.keyword.value in _GRADIENTS]
+    for arg in site.call.args:
+        if arg.star == "**":
+            return _refuse("the Defun takes keywords from `**` the tool cannot read")
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value in DROPPED:
+            site.dropped.append(arg.keyword.value)
+        elif arg.keyword.value not in _GRADIENTS:
+            return _refuse(f"the Defun takes `{arg.keyword.value}=`, which the tool does not know")
+    params = _params(site)
+    if isinstance(params, Refusal):
+        return params
+    if not gradients:
+        return None  # no gradient of its own: a note (finish), or another Defun's grad_func
+    if not site.provable:
+        shown = code_of(site.call.func)
+        origin = ", ".join(sorted(facts.qn(site.call.func))) or "a name the tool cannot resolve"
+        return _refuse(f"`{shown}` ({origin}) is not provably TensorFlow's function.Defun")
+    if len(gradients) > 1:
+        return _refuse("the Defun has both python_grad_func= and grad_func=")
+    arg = gradients[0]
+    reads = _attribute_reads(facts, site)
+    if reads is not None:
+        return reads
+    if arg.keyword is not None and arg.keyword.value == "grad_func":
+        other = _grad_func_defun(facts, site, by_def)
+        if other is None or any(a.keyword is not None and a.keyword.value in _GRADIENTS for a in other.call.args):
+            return _refuse(f"its grad_func `{code_of(arg.value)}` is not a Defun of this module without a gradient "
+                           "of its own")
+        site.grad_defun = other
+        return None
+    site.gradient = arg.value
+    return _gradient(facts, site, arg.value)
+
+
+def _grad_func_defun(facts, site: DefunSite, by_def: dict) -> DefunSite | None:
+    """The Defun of this module ``grad_func=`` names, where it names one."""
+    arg = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "grad_func"), None)
+    if arg is None or not isinstance(arg.value, cst.Name):
+        return None
+    grad = facts.function_def_for(arg.value)
+    return by_def.get(id(grad)) if grad is not None else None
+
+
+def _params(site: DefunSite):
+    """The parameters the custom-gradient function takes (those of the Defun's function), or the refusal."""
+    fdef = site.fdef or site.wrapped_def
+    if fdef is None:
+        return None  # a callable held in a name: called with the same positional arguments
+    params = fdef.params
+    if params.kwonly_params or params.star_kwarg is not None or params.posonly_params or any(
+            p.default is not None for p in params.params):
+        return _refuse(f"`{fdef.name.value}` takes keyword-only, `**`, positional-only or defaulted parameters, "
+                       "which a Defun never passes")
+    return None
+
+
+def _attribute_reads(facts, site: DefunSite) -> Refusal | None:
+    """A Defun's function is TF1's function object: code that reads its attributes (``f.name``,
+    ``f.add_to_graph(g)``) would find a plain function after the migration."""
+    name = site.fdef.name if site.fdef is not None else None
+    scope = facts.scope(site.fdef) if site.fdef is not None else facts.scope(site.stmt)
+    if scope is None:
+        return None
+    wanted = name.value if name is not None else site.target
+    for binding in scope.assignments[wanted]:
+        for access in binding.references:
+            parent = facts.parent(access.node)
+            if isinstance(parent, cst.Attribute) and parent.value is access.node:
+                return _refuse(f"line {facts.pos(parent)[0]} reads `{code_of(parent)}`, an attribute of TF1's "
+                               "function object, which a TF2 function does not have")
+    return None
+
+
+def _gradient(facts, site: DefunSite, value) -> Refusal | None:
+    """A python_grad_func the tool can call from a custom gradient: a lambda, or a def the
+    module binds once, taking ``(op, *grads)`` and reading of ``op`` only ``op.inputs`` and
+    ``op.outputs`` (whole or indexed)."""
+    if isinstance(value, cst.Lambda):
+        params, body_scope = value.params, facts.scope(value.body)
+        where = "the gradient lambda"
+    elif isinstance(value, cst.Name) and (fdef := facts.function_def_for(value)) is not None:
+        if fdef.decorators:
+            return _refuse(f"the gradient function `{fdef.name.value}` is decorated")
+        site.gradient_def = fdef
+        params, body_scope = fdef.params, facts.scope(fdef.body.body[0]) if fdef.body.body else None
+        where = f"gradient function `{fdef.name.value}`"
+    else:
+        return _refuse(f"the gradient `{code_of(value)}` is chosen at run time, not a function of this module")
+    if not params.params or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
+        return _refuse(f"the {where} does not take (op, *grads)")
+    op = params.params[0].name.value
+    if body_scope is None:
+        return None
+    for binding in body_scope.assignments[op]:
+        for access in binding.references:
+            attr = facts.parent(access.node)
+            if isinstance(attr, cst.Attribute) and attr.value is access.node and attr.attr.value in ("inputs",
+                                                                                                  "outputs"):
+                site.reads_op.add(attr.attr.value)
+                continue
+            if isinstance(attr, cst.Del):
+                continue
+            shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
+            return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, which "
+                           "tf.custom_gradient cannot supply (only op.inputs and op.outputs)")
+    site.uses_op = bool(site.reads_op)
+    return None
+
+
+@rule("finish")
+def finish(facts) -> list[Diagnostic]:
+    """Each refused Defun's diagnostic; a note for each Defun without a gradient (TF2 runs it only
+    in a graph) and for what a migrated one dropped."""
+    said = []
+    for site in facts.own("defun"):
+        where = facts.pos(site.anchor or site.call)
+        if site.refusal is not None:
+            said.append(Diagnostic.at(where, site.refusal.code, site.refusal.text()))
+        elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
+            said.append(Diagnostic.at(where, "GRL205", (
+                f"note: `{_name(site)}` is a Defun with TensorFlow's own gradient: TF2 runs a Defun only in a "
+                "tf.compat.v1 graph, not eagerly nor in a tf.function; it is kept as it is (its TF2 spelling "
+                "is @tf.function)")))
+        elif site.gradient_of is None:
+            dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
+                       "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
+            said.append(Diagnostic.at(where, "GRL206", (
+                f"note: the Defun `{_name(site)}` is now a @tf.custom_gradient function; dropped: "
+                + "; ".join(dropped))))
+    return said
+
+
+# -- convert ------------------------------------------------------------------------------------
+@rule("convert_own")
+def convert_own(builder, records) -> None:
+    """Each migrated Defun (its grad_func's Defun loses its decorator too)."""
+    for site in records:
+        if site.gradient_of is not None:
+            continue
+        if site.gradient is None and site.grad_defun is None:
+            continue  # a Defun without a gradient: noted, kept
+        _emit(builder, site)
+
+
+def _emit(builder, site: DefunSite) -> None:
+    plan = builder.plan
+    plan.remove(site.call)
+    for node in (site.gradient, site.wrapped):
+        if node is not None:
+            plan.live[id(node)] = node  # the generated code reads it: its names stay bound
+    if site.grad_defun is not None:
+        other = site.grad_defun
+        plan.remove(other.call)
+        plan.defs[other.fdef] = lambda updated: updated.with_changes(decorators=())
+    fdef = site.fdef or site.wrapped_def
+    name = _name(site)
+    if site.wrapped is not None:
+        forward = code_of(site.wrapped)
+    else:
+        forward = fresh_name(f"_{name}_forward", builder.taken)
+    # the generated function's own names: none may hide a parameter or a name its code reads
+    used = {forward.split(".")[0], builder.tf, *(n.value for n in load_names(site.gradient or cst.Name("_")))}
+    if site.grad_defun is not None:
+        used.add(_name(site.grad_defun))
+    if fdef is not None:
+        used |= {p.name.value for p in (*fdef.params.params, *_star(fdef.params))}
+        params = code_of(fdef.params).strip()
+    else:
+        params = f"*{fresh_name('args', used)}"
+    names = _call_arguments(fdef, params)
+    inputs = _inputs(fdef, params)
+    out, grad, dys, op = (fresh_name(n, used) for n in ("outputs", "grad", "dys", "op"))
+    lines = []
+    if site.grad_defun is not None:
+        lines.append(f"return {_name(site.grad_defun)}({names + ', ' if names else ''}*{dys})")
+    elif site.gradient is not None:
+        gradient = code_of(site.gradient)
+        gradient = f"({gradient})" if isinstance(site.gradient, cst.Lambda) else gradient
+        if site.uses_op:
+            parts = [f"inputs={inputs}"]
+            if "outputs" in site.reads_op:
+                parts.append(f"outputs=list({out}) if isinstance({out}, (list, tuple)) else [{out}]")
+            lines.append(f"{op} = {builder.import_module('types')}.SimpleNamespace({', '.join(parts)})")
+        lines.append(f"return {gradient}({op if site.uses_op else 'None'}, *{dys})")
+    body = "".join(f"        {line}\n" for line in lines)
+    text = (f"@{builder.tf}.custom_gradient\ndef {name}({params}):\n    {out} = {forward}({names})\n\n"
+            f"    def {grad}(*{dys}):\n{body}\n    return {out}, {grad}\n")
+    generated = parsed_statement(text)
+    if site.fdef is not None:
+        at_module = isinstance(builder.facts.scope(site.fdef), GlobalScope)
+        gap = (cst.EmptyLine(indent=False),) * (2 if at_module else 1)
+
+        def build(updated: cst.FunctionDef):
+            kept = updated.with_changes(name=cst.Name(forward), decorators=(),
+                                        lines_after_decorators=())
+            return cst.FlattenSentinel([kept, generated.with_changes(leading_lines=gap)])
+
+        plan.defs[site.fdef] = build
+    elif site.stmt is not None:
+        plan.replace_stmts[site.stmt] = generated.with_changes(leading_lines=site.stmt.leading_lines)
+
+
+def _star(params: cst.Parameters) -> list:
+    return [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+
+
+def _call_arguments(fdef, params: str) -> str:
+    """The custom-gradient function's parameters passed on, as written."""
+    if fdef is None:
+        return params
+    out = [p.name.value for p in fdef.params.params]
+    if isinstance(fdef.params.star_arg, cst.Param):
+        out.append(f"*{fdef.params.star_arg.name.value}")
+    return ", ".join(out)
+
+
+def _inputs(fdef, params: str) -> str:
+    """TF1's ``op.inputs``: every argument, in order, as a list."""
+    if fdef is None:
+        return f"list({params[1:]})"
+    plain = [p.name.value for p in fdef.params.params]
+    star = fdef.params.star_arg
+    if isinstance(star, cst.Param):
+        return f"[{', '.join([*plain, '*' + star.name.value])}]" if plain else f"list({star.name.value})"
+    return f"[{', '.join(plain)}]"
