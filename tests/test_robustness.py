@@ -32,7 +32,7 @@ def test_whole_trees_check_cleanly():
     flagged = {f["path"]: [d["code"] for d in f["diagnostics"]] for f in doc["files"] if f["diagnostics"]}
     # TensorFlow's custom_gradient implementation enters the map for an IdentityN op: refused, not rewritten
     assert any(p.endswith("tensorflow/python/ops/custom_gradient.py") for p in flagged)
-    # refusals, and notes on TensorFlow's own Defuns without a gradient (TF2 runs them only in a graph)
+    # refusals, and notes on TensorFlow's own Defuns without a gradient (TF2 gives them no gradient in a tf.function)
     assert all(code.startswith("GRL1") or code == "GRL205" for codes in flagged.values() for code in codes)
 
 

@@ -29,7 +29,7 @@ CODES = {
     "GRL202": "note: a gradient registration no block of the file or of the run uses is kept as it is",
     "GRL203": "note: an override map key that is no op type overrode nothing in TF1, nor after migration",
     "GRL204": "note: the code a migrated site runs uses a TensorFlow name TF2 has in no form",
-    "GRL205": "note: a function.Defun without a gradient of its own runs in TF2 only in a graph; kept as it is",
+    "GRL205": "note: a function.Defun without a gradient of its own: TF2 gives it no gradient in a tf.function; kept",
     "GRL206": "note: a migrated function.Defun's arguments TF2 has no use for (input types, func_name, ...) dropped",
     "GRL301": "note: verified: the migrated site gives TF1's forward values and gradients (--verify)",
     "GRL302": "verification: the migrated site does not give TF1's forward values or gradients, or raises",

@@ -1,7 +1,7 @@
 """TF1's other gradient override: ``function.Defun(..., python_grad_func=g)`` or ``grad_func=G``
 (decorator or call form) becomes a ``@tf.custom_gradient`` function of the same name and
 parameters; the Defun's body stays, renamed as its forward. A Defun with no gradient of its own
-is noted (TF2 runs it only in a graph) and left as it is."""
+is noted (TF2 gives it no gradient in a tf.function) and left as it is."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ IDIOM = Idiom(
             """),
     },
     cases=("defun_python_grad_func", "defun_lambda_gradient_and_shape_func", "defun_grad_func_defun",
-           "defun_several_inputs_and_an_int", "defun_call_form_in_a_function", "defun_reads_op_outputs"),
+           "defun_several_inputs_and_an_int", "defun_call_form_in_a_function", "defun_reads_op_outputs",
+           "defun_gradient_uses_tf1_only_names"),
 )
 
 DEFUN = frozenset({"tensorflow.python.framework.function.Defun"})
@@ -326,8 +327,8 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
 
 @rule("finish")
 def finish(facts) -> list[Diagnostic]:
-    """Each refused Defun's diagnostic; a note for each Defun without a gradient (TF2 runs it only
-    in a graph) and for what a migrated one dropped."""
+    """Each refused Defun's diagnostic; a note for each Defun without a gradient (TF2 runs it
+    rightly only in a tf.compat.v1 graph) and for what a migrated one dropped."""
     said = []
     for site in facts.own("defun"):
         where = facts.pos(site.anchor or site.call)
@@ -335,9 +336,9 @@ def finish(facts) -> list[Diagnostic]:
             said.append(Diagnostic.at(where, site.refusal.code, site.refusal.text()))
         elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
             said.append(Diagnostic.at(where, "GRL205", (
-                f"note: `{_name(site)}` is a Defun with TensorFlow's own gradient: TF2 runs a Defun only in a "
-                "tf.compat.v1 graph, not eagerly nor in a tf.function; it is kept as it is (its TF2 spelling "
-                "is @tf.function)")))
+                f"note: `{_name(site)}` is a Defun with TensorFlow's own gradient, kept as it is: under TF2 it "
+                "raises eagerly and, in a tf.function, runs with no gradient (None); drop the decorator (a plain "
+                "function has TF1's numbers) or write @tf.function")))
         elif site.gradient_of is None:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
