@@ -11,12 +11,22 @@ outputs and attributes; the consumers see that link, so the op's ordinary gradie
 reached (by a tape or by ``tf.gradients``). Where the op runs eagerly, TensorFlow ignores what a
 callback returns, and records the op on the active tapes right after it: there the op is recorded
 with the mapped gradient instead (the tape's recording API), its inputs and outputs kept for it.
-In legacy ``tf.compat.v1`` graph mode (a plain ``tf.Graph``, not a ``tf.function``'s) it is
-TensorFlow's own map on that graph.
+TensorFlow's own record of the op, which its op wrapper makes right after the callbacks, is
+dropped (``execute.record_gradient`` filtered for that one record). In legacy ``tf.compat.v1``
+graph mode (a plain ``tf.Graph``, not a ``tf.function``'s) it is TensorFlow's own map on that graph.
+
+Threads: TF1's map belonged to the graph, so every thread's ops saw it. Here a thread's blocks
+live in the op callback it installs (``_Owner``); TensorFlow keeps op callbacks per thread, and
+``tf.distribute`` hands the callbacks of the thread that calls ``strategy.run`` (or ``fit``) on to
+its replica threads, so their ops see the blocks entered around the call; a thread of the user's
+own started inside a block gets the callback too (a ``threading`` profile hook, set only while a
+block is active). Where blocks are active on several threads, a thread started then cannot be
+tied to one: an op of a mapped type it makes raises.
 
 TensorFlow internals it relies on, named in ``_internals`` and nowhere else: the op callbacks
-(``tensorflow.python.framework.op_callbacks``), the tape set's thread controls
-(``pywrap_tfe.TFE_Py_TapeSet*``) and the tape's ``record.record_operation``, the gradient
+(``tensorflow.python.framework.op_callbacks`` and the eager context's per-thread list), the tape
+set's state (``pywrap_tfe.TFE_Py_TapeSet*``), the tape's ``record.record_operation`` and the op
+wrappers' ``execute.record_gradient``, the gradient
 registry (``ops._gradient_registry``, for names registered with ``tf.RegisterGradient`` and
 borrowed built-in gradients), and ``FuncGraph`` (a ``tf.function``'s graph, as against a
 legacy one). Where they are not in
@@ -30,16 +40,20 @@ import functools
 import sys
 import threading
 import types
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
 from ..knowledge.ops import PY_FUNC_TYPES  # op types created only in graphs
 
-_STATE = threading.local()  # .stack: [_Block], innermost last; .busy
+_STATE = threading.local()  # per thread: .owner (its blocks), .busy, .skip (a record to drop)
+_THREADS_LOCK = threading.RLock()
+_ACTIVE: list = []  # the owners with an active block, any thread (for threads started inside a block)
+_PROFILE: list = []  # [the threading profile hook ours replaced] while a block is active anywhere
 
 
 class _Block:
-    """An active block on this thread: its map, and what was made in it (for its exit)."""
+    """An active block: its map, and what was made in it (for its exit)."""
 
     __slots__ = ("map", "variables", "made")
 
@@ -47,35 +61,170 @@ class _Block:
         self.map, self.variables, self.made = resolved, 0, 0  # {op type: (gradient function, name)}
 
 
-@functools.cache
-def _internals():
-    """(add_op_callback, remove_op_callback, lookup of a registered gradient by name, the tape
-    set's thread controls, record_operation, the FuncGraph class, the code that makes a
-    ``tf.function``'s output identities); found and checked once (the callback asks for them at
-    every mapped op)."""
+class _Owner:
+    """The blocks one thread entered, innermost last, and the op callback that reads them.
+
+    TensorFlow keeps op callbacks per thread, and ``tf.distribute``'s MirroredStrategy hands the
+    thread that calls ``strategy.run`` (or ``fit``) its op callbacks on to each replica thread it
+    starts: so the callback carries its blocks with it, and ops a replica creates see the blocks
+    entered around ``strategy.run``, as TF1's graph-wide map did. A block entered inside a replica
+    is that replica's own (``parent``: the blocks it inherited, looked up after its own)."""
+
+    __slots__ = ("stack", "parent")
+
+    def __init__(self, parent: _Owner | None):
+        self.stack: list[_Block] = []
+        self.parent = parent
+
+    def blocks(self):
+        """Every block whose map applies here, innermost first."""
+        owner: _Owner | None = self
+        while owner is not None:
+            yield from reversed(owner.stack)
+            owner = owner.parent
+
+    def on_op(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        return _callback(self, op_type, inputs, attrs, outputs, op_name, graph)
+
+
+class _Ambiguous:
+    """The op callback of a thread started while blocks were active on several threads: which
+    block its ops belong to cannot be known, so an op of a type any of them maps raises."""
+
+    __slots__ = ("owners",)
+
+    def __init__(self, owners):
+        self.owners = owners
+
+    def on_op(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        if isinstance(op_type, bytes):
+            op_type = op_type.decode()
+        if not getattr(_STATE, "busy", False) and any(op_type in b.map for o in self.owners for b in o.blocks()):
+            raise RuntimeError(
+                f"gradient_override_map: a {op_type!r} op was made on a thread started while map blocks were active "
+                "on several threads, so which block it belongs to cannot be known (TF1 kept one map per graph). "
+                "Under tf.distribute, enter the map inside the replica function; in a thread of your own, inside "
+                "the thread's function")
+        return None
+
+
+def _ours(callback) -> bool:
+    return isinstance(getattr(callback, "__self__", None), (_Owner, _Ambiguous))
+
+
+def _own_callbacks() -> list:
+    """This thread's op callback list, made its own first: TensorFlow keeps the list per thread,
+    and tf.distribute hands the very list object of the thread that calls ``strategy.run`` on to
+    each replica thread, so adding to it there would add to the caller's too."""
+    data = _internals().context()._thread_local_data
+    data.op_callbacks = list(data.op_callbacks)
+    return data.op_callbacks
+
+
+def _owner_here() -> _Owner:
+    """This thread's owner of blocks, made (with its callback installed) at its first block; the
+    blocks it inherited (a replica's caller's) are looked up after its own."""
+    owner = getattr(_STATE, "owner", None)
+    if owner is not None:
+        return owner
+    inherited = [cb.__self__ for cb in _own_callbacks() if isinstance(getattr(cb, "__self__", None), _Owner)]
+    owner = _STATE.owner = _Owner(inherited[-1] if inherited else None)
+    _internals().add_op_callback(owner.on_op)
+    return owner
+
+
+def _release(owner: _Owner) -> None:
+    """``owner``'s last block ended: its callback leaves this thread."""
+    if owner.stack or getattr(_STATE, "owner", None) is not owner:
+        return
+    _STATE.owner = None
+    if owner.on_op in _own_callbacks():
+        _internals().remove_op_callback(owner.on_op)
+
+
+def _started_in_a_block(frame, event, arg):
+    """The profile hook ``threading`` runs first in every thread started while a block is active
+    anywhere: the new thread gets the callback of the one thread with active blocks (TF1's map
+    was the graph's, whichever thread made the op), or, with several, one that refuses to guess.
+    A thread tf.distribute starts replaces these with its caller's callbacks."""
+    sys.setprofile(_PROFILE[0] if _PROFILE else None)
     try:
+        with _THREADS_LOCK:
+            owners = [o for o in _ACTIVE if o.stack]
+        if not owners:
+            return
+        callbacks = _own_callbacks()
+        callbacks[:] = [cb for cb in callbacks if not _ours(cb)]
+        _internals().add_op_callback(owners[0].on_op if len(owners) == 1 else _Ambiguous(owners).on_op)
+    except Exception:  # noqa: BLE001 - a hook must never break the user's thread; its ops then see no map
+        return
+
+
+def _activate(owner: _Owner) -> None:
+    with _THREADS_LOCK:
+        if owner not in _ACTIVE:
+            _ACTIVE.append(owner)
+        if len(_ACTIVE) == 1 and not _PROFILE:
+            _PROFILE.append(getattr(threading, "getprofile", lambda: None)())
+            threading.setprofile(_started_in_a_block)
+
+
+def _deactivate(owner: _Owner) -> None:
+    with _THREADS_LOCK:
+        if owner.stack or owner not in _ACTIVE:
+            return
+        _ACTIVE.remove(owner)
+        if not _ACTIVE and _PROFILE:
+            previous = _PROFILE.pop()
+            if getattr(threading, "getprofile", lambda: _started_in_a_block)() is _started_in_a_block:
+                threading.setprofile(previous)
+
+
+class _TF(NamedTuple):
+    """TensorFlow internals the map relies on, found and checked once (the callback asks for them
+    at every mapped op)."""
+
+    add_op_callback: Any  # op_callbacks.add_op_callback: to this thread's list (eagerly: callbacks switched on)
+    remove_op_callback: Any
+    lookup: Any  # a registered gradient by name (ops._gradient_registry.lookup)
+    tape_set: Any  # the tape set's thread controls (pywrap_tfe.TFE_Py_TapeSet*)
+    record_operation: Any  # record.record_operation
+    func_graph: type  # FuncGraph: a tf.function's graph, as against a legacy one
+    marks_return: Any  # the code that makes a tf.function's output identities
+    context: Any  # the eager context: its per-thread op callback list, which tf.distribute hands on
+    execute: Any  # tensorflow.python.eager.execute: its record_gradient, which op wrappers call after callbacks
+
+
+@functools.cache
+def _internals() -> _TF:
+    try:
+        # backprop sets execute.record_gradient (TensorFlow's own), which the map's record filter wraps
         from tensorflow.python import pywrap_tfe
-        from tensorflow.python.eager import record
+        from tensorflow.python.eager import backprop, context, execute, record  # noqa: F401
         from tensorflow.python.framework import auto_control_deps, op_callbacks
         from tensorflow.python.framework import ops as tf_ops
         from tensorflow.python.framework.func_graph import FuncGraph
 
-        registry = tf_ops._gradient_registry
-        add, remove, lookup = op_callbacks.add_op_callback, op_callbacks.remove_op_callback, registry.lookup
-        for name in ("TFE_Py_TapeSetIsStopped", "TFE_Py_TapeSetIsEmpty", "TFE_Py_TapeSetStopOnThread",
-                     "TFE_Py_TapeSetRestartOnThread"):
+        lookup = tf_ops._gradient_registry.lookup
+        for name in ("TFE_Py_TapeSetIsStopped", "TFE_Py_TapeSetIsEmpty"):
             getattr(pywrap_tfe, name)
         if not callable(record.record_operation):
             raise AttributeError("record_operation")
         marks_return = auto_control_deps.AutomaticControlDependencies.mark_as_return.__code__
-    except (ImportError, AttributeError) as exc:
+        if not callable(execute.record_gradient):
+            raise AttributeError("execute.record_gradient")
+        context.ensure_initialized()
+        if not isinstance(context.context()._thread_local_data.op_callbacks, list):
+            raise AttributeError("op_callbacks")
+    except (ImportError, AttributeError, TypeError) as exc:
         raise RuntimeError(
             f"tf_grl_migrate.gradient_override_map relies on TensorFlow's op callbacks and gradient registry "
             f"(tensorflow.python.framework.op_callbacks, ops._gradient_registry), which TensorFlow {tf.__version__} "
             "does not have in the form it was written for (TensorFlow 2.13 to 2.21); nothing was changed. "
             "Wrap the overridden ops in @tf.custom_gradient functions instead."
         ) from exc
-    return add, remove, lookup, pywrap_tfe, record.record_operation, FuncGraph, marks_return
+    return _TF(op_callbacks.add_op_callback, op_callbacks.remove_op_callback, lookup, pywrap_tfe,
+               record.record_operation, FuncGraph, marks_return, context.context, execute)
 
 
 def _made_by_tf_function(depth=16) -> bool:
@@ -83,7 +232,7 @@ def _made_by_tf_function(depth=16) -> bool:
     outputs back (``AutomaticControlDependencies.mark_as_return``): TensorFlow's machinery, not
     code of the block's, so no map applies to it (a map entered eagerly around the first call of
     a ``tf.function`` is active while it is traced, its outputs marked included)."""
-    code = _internals()[6]
+    code = _internals().marks_return
     frame: types.FrameType | None = sys._getframe(2)
     for _ in range(depth):
         if frame is None:
@@ -204,7 +353,7 @@ def _resolve(op_type_map) -> dict:
 
     if not isinstance(op_type_map, dict):
         raise TypeError(f"gradient_override_map takes a dict {{op type: gradient}}, got {type(op_type_map).__name__}")
-    lookup = _internals()[2]
+    lookup = _internals().lookup
     resolved = {}
     for op_type, target in op_type_map.items():
         if not isinstance(op_type, str):
@@ -228,8 +377,8 @@ def _resolve(op_type_map) -> dict:
     return resolved
 
 
-def _innermost(op_type):
-    for block in reversed(getattr(_STATE, "stack", ())):
+def _innermost(owner: _Owner, op_type):
+    for block in owner.blocks():
         if op_type in block.map:
             return block.map[op_type]
     return None
@@ -239,34 +388,38 @@ def _legacy_graph():
     """The default graph where it is a legacy ``tf.compat.v1`` one (not eager, not a ``tf.function``'s
     graph), where TF1's own map works; None elsewhere."""
     current = tf.compat.v1.get_default_graph()
-    return None if tf.executing_eagerly() or isinstance(current, _internals()[5]) else current
+    return None if tf.executing_eagerly() or isinstance(current, _internals().func_graph) else current
 
 
-def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
+def _callback(owner: _Owner, op_type, inputs, attrs, outputs, op_name=None, graph=None):
     """After an op ran eagerly: a mapped one is recorded with the mapped gradient. After a mapped
     op was created in a graph: its outputs, handed on through a custom-gradient link whose
-    gradient is the mapped one (eagerly, TensorFlow ignores what a callback returns)."""
+    gradient is the mapped one (eagerly, TensorFlow ignores what a callback returns). ``owner``:
+    the blocks of the thread whose callback this is (this thread's, or those of the thread that
+    started it); where this thread entered blocks of its own, its own callback answers."""
     if getattr(_STATE, "busy", False):
         return None
+    mine = getattr(_STATE, "owner", None)
+    if mine is not None and mine is not owner:
+        return None  # this thread's own blocks (with those it inherited after them) answer
     if isinstance(op_type, bytes):  # TensorFlow's Python path names the op type in bytes
         op_type = op_type.decode()
     eager = graph is None and tf.executing_eagerly()
-    _resume()
-    for block in getattr(_STATE, "stack", ()):  # what each block made, for its exit
+    for block in owner.blocks():  # what each block made, for its exit
         block.variables += op_type == "VarHandleOp"
         block.made += op_type in block.map
-    if op_type == "VarHandleOp" and _innermost("Identity") is not None:
+    if op_type == "VarHandleOp" and _innermost(owner, "Identity") is not None:
         raise ValueError(
             "gradient_override_map: a variable was created in a block that maps 'Identity'; TF1 read each variable "
             "through an Identity op (`w/read`) that the map overrode, TF2 reads it with ReadVariableOp, so no "
             "gradient here can be TF1's for it. Create the variables (build the model) before the block, or wrap "
             "the overridden ops in @tf.custom_gradient functions")
-    found = _innermost(op_type)
+    found = _innermost(owner, op_type)
     if found is None or not outputs or (not eager and _made_by_tf_function()):
         return None
     function = found[0]
     if eager:
-        slow_path = sys._getframe(1).f_code.co_name == "execute_with_callbacks"  # TensorFlow's Python path
+        slow_path = sys._getframe(2).f_code.co_name == "execute_with_callbacks"  # TensorFlow's Python path (-> on_op)
         _STATE.busy = True
         try:
             _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path)
@@ -279,7 +432,7 @@ def _callback(op_type, inputs, attrs, outputs, op_name=None, graph=None):
     finally:
         _STATE.busy = False
     if linked is not None:
-        _skip_next_record()  # the op wrapper records the op again, producing the link: not on the tapes
+        _skip_next_record(linked)  # the op wrapper records the op again, producing the link: not on the tapes
     return linked
 
 
@@ -306,32 +459,43 @@ def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
     converting) records it right after the callbacks: that record is kept off the tapes.
     Nothing is recorded where recording is stopped already (a user's ``tape.stop_recording()``)
     or no tape is active."""
-    _, _, _, tape_set, record_operation, _, _ = _internals()
+    tape_set, record_operation = _internals().tape_set, _internals().record_operation
     if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
         return
     inputs, outputs = list(inputs), list(outputs)
     record_operation(op_type, outputs, inputs, _backward(function, op_type, inputs, outputs, attrs, None))
     if slow_path:  # TensorFlow records the op after this callback: its ordinary record must not land
-        _skip_next_record()
+        _skip_next_record(outputs)
 
 
-def _skip_next_record():
-    """Keep TensorFlow's own recording of the op just handled off the active tapes: generated op
-    wrappers record it right after its callbacks, with its ordinary gradient (and, in a graph, as
-    producing the outputs the callback returned). Recording is stopped on this thread until the
-    next op's callback or the block's end; a stop of the user's own is left alone."""
-    tape_set = _internals()[3]
-    if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
-        return
-    tape_set.TFE_Py_TapeSetStopOnThread()
-    _STATE.stopped = True
+def _skip_next_record(outputs) -> None:
+    """Keep TensorFlow's own recording of the op just handled off the tapes: generated op wrappers
+    record it right after its callbacks (``execute.record_gradient``), with its ordinary gradient
+    (and, in a graph, as producing the outputs the callback returned). That one record, of these
+    ``outputs``, is dropped (:func:`_record_gradient`); recording itself is never stopped, so a
+    variable read or a ``tape.watch`` right after the op is recorded as it should be."""
+    _STATE.skip = outputs[0] if outputs else None
 
 
-def _resume():
-    """Recording back on, where ``_record_eagerly`` stopped it (never a stop of the user's own)."""
-    if getattr(_STATE, "stopped", False):
-        _STATE.stopped = False
-        _internals()[3].TFE_Py_TapeSetRestartOnThread()
+def _record_gradient(op_name, inputs, attrs, outputs):
+    """TensorFlow's ``execute.record_gradient``, less the one record :func:`_skip_next_record`
+    asked to drop (a later record of other outputs clears the request)."""
+    skip = getattr(_STATE, "skip", None)
+    if skip is not None:
+        _STATE.skip = None
+        if outputs and outputs[0] is skip:
+            return None
+    return _RECORD[0](op_name, inputs, attrs, outputs)
+
+
+_RECORD: list = []  # [TensorFlow's record_gradient], once ours is in its place
+
+
+def _install_record_filter() -> None:
+    execute = _internals().execute
+    if not _RECORD:
+        _RECORD.append(execute.record_gradient)
+        execute.record_gradient = _record_gradient
 
 
 def _linked(function, op_type, inputs, outputs, attrs, op_name):
@@ -356,8 +520,9 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
     work unchanged), a built-in op type whose gradient is borrowed (``"Identity"``: straight
     through), or an ``(op, grad)`` function; the ``op`` offers ``inputs``, ``outputs``, ``type``
     and ``get_attr``. Blocks nest (the inner map wins for its types), are undone on exit also when
-    the block raises, and affect only the thread that entered them; bad keys or values raise
-    before anything changes. A block that built a model (variables created) but made no op of a
+    the block raises, and apply to the ops of the thread that entered them, of the replica threads
+    ``tf.distribute`` starts from it, and of threads it starts while they are active; bad keys or
+    values raise before anything changes. A block that built a model (variables created) but made no op of a
     mapped type raises when it ends: TF2 makes a model's ops when it is called, where TF1 made them
     when it was built, so the map would silently apply to none. In legacy ``tf.compat.v1`` graph
     mode (a plain ``tf.Graph`` is the default graph) it is TensorFlow's own map on that graph, or
@@ -390,15 +555,12 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
                 "and tf.numpy_function run their Python function directly), so this map could not apply; wrap "
                 "the call in a @tf.custom_gradient function (tf.numpy_function inside it), or enter the map "
                 "inside a tf.function, where the op exists")
-        add = _internals()[0]
-        stack = getattr(_STATE, "stack", None)
-        if stack is None:
-            stack = _STATE.stack = []
-        if not stack:
-            add(_callback)
+        _install_record_filter()
+        owner = _owner_here()
         block = _Block(resolved)
-        stack.append(block)
-        self._entered = ("callback", block)
+        owner.stack.append(block)
+        _activate(owner)
+        self._entered = ("callback", (owner, block))
         return self
 
     def __exit__(self, *exc):
@@ -409,18 +571,17 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
         self._entered = None
         if kind == "graph":
             return value.__exit__(*exc)
-        stack = _STATE.stack
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is value:
-                del stack[i]
+        owner, block = value
+        for i in range(len(owner.stack) - 1, -1, -1):
+            if owner.stack[i] is block:
+                del owner.stack[i]
                 break
-        _resume()
-        if not stack:
-            _internals()[1](_callback)
-        if exc[0] is None and value.variables and not value.made:
+        _release(owner)
+        _deactivate(owner)
+        if exc[0] is None and block.variables and not block.made:
             raise RuntimeError(
                 f"gradient_override_map: variables were created in this block (a model was built) but no "
-                f"{'/'.join(sorted(value.map))} op was: TF2 makes a model's ops when it is called, not when it "
+                f"{'/'.join(sorted(block.map))} op was: TF2 makes a model's ops when it is called, not when it "
                 "is built, "
                 "so TF1's map would apply to none of them and the gradients would silently be the ordinary ones. "
                 "Call the model inside the block (`with gradient_override_map(...): y = model(x)`), where its ops "
@@ -436,11 +597,12 @@ def _registered_name(target) -> str:
     """TF1 graph mode takes names: a function target is registered under a fresh name once."""
     if isinstance(target, str):
         return target
-    name = _FUNCTIONS_REGISTERED.get(id(target))
-    if name is None:
-        name = f"tf_grl_migrate_gradient_{len(_FUNCTIONS_REGISTERED)}_{getattr(target, '__name__', 'gradient')}"
-        tf.RegisterGradient(name)(target)
-        _FUNCTIONS_REGISTERED[id(target)] = name
+    with _THREADS_LOCK:  # replica threads may register the same function at once
+        name = _FUNCTIONS_REGISTERED.get(id(target))
+        if name is None:
+            name = f"tf_grl_migrate_gradient_{len(_FUNCTIONS_REGISTERED)}_{getattr(target, '__name__', 'gradient')}"
+            tf.RegisterGradient(name)(target)
+            _FUNCTIONS_REGISTERED[id(target)] = name
     return name
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import threading
 import types
 from typing import Any
 
@@ -143,10 +144,15 @@ def flip_gradient(x, l=1.0):
     return tf.nest.map_structure(lambda leaf: _flip_leaf(leaf, scale), x)
 
 
+_COUNTER_LOCK = threading.Lock()  # FlipGradientBuilder.num_calls, counted from replica threads at once
+
+
 class FlipGradientBuilder:
     """The DANN ``FlipGradientBuilder``: ``flip = FlipGradientBuilder(); y = flip(x, l)``.
 
-    Same signature and ``num_calls`` counter as the TF1 original, TF2 semantics.
+    Same signature and ``num_calls`` counter as the TF1 original, TF2 semantics. The counter
+    counts every call, also those made at once by ``tf.distribute``'s replica threads (one per
+    replica, as TF1's did).
     """
 
     def __init__(self):
@@ -154,7 +160,8 @@ class FlipGradientBuilder:
 
     def __call__(self, x, l=1.0):
         y = flip_gradient(x, l)
-        self.num_calls += 1
+        with _COUNTER_LOCK:
+            self.num_calls += 1
         return y
 
 
