@@ -224,16 +224,16 @@ def _called(fdef) -> set:
     return {n.func.id for n in ast.walk(fdef) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=()) -> list:
+def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=(), ints=frozenset()) -> list:
     """Ways to call ``fdef``, best first: each a list with one entry per parameter,
     {"name", "kind": "tensor" | "tensors" (``count`` of them) | "value" (``values``: first, then
     second) | "default"}. The first way gives a tensor to every parameter without a default that
     flows into an overridden op; the second (when there are several) to the first of them only,
-    the others taking numbers (a bit width, a scale)."""
+    the others taking numbers (a bit width, a scale); ``ints``: parameters that take integers only."""
     models = {p[0] for p in params if not p[1]} & _called(fdef)  # given a small model making the map's op types
     flowing = [p[0] for p in params if p[0] in flow and not p[1] and p[0] not in models]
     if not flowing and tensor_first:
-        flowing = [p[0] for p in params if not p[1] and p[0] not in models][:1]
+        flowing = [p[0] for p in params if not p[1] and p[0] not in models and p[0] not in ints][:1]
     variants = [flowing] + ([flowing[:1]] if len(flowing) > 1 else [])
     out = []
     for tensors in variants:
@@ -252,6 +252,10 @@ def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=()) -> list
                     args.append({"name": name, "kind": "value", "values": [value, _second(value, lits)]})
                 else:  # None, a string, a name: Python's own default
                     args.append({"name": name, "kind": "default"})
+            elif name in ints:
+                whole = [v for v in lits if isinstance(v, int)]
+                args.append({"name": name, "kind": "value", "values": [whole[0], _second(whole[0], whole[1:])]
+                             if whole else [1, 2]})
             elif lits:
                 args.append({"name": name, "kind": "value", "values": [lits[0], _second(lits[0], lits[1:])]})
             else:
@@ -326,10 +330,26 @@ def plan(original: str, migrated: str | None, others=()) -> list:
                 probes[key][2].append(entered)
                 probes[key][3].append(alone)
                 probes[key][4].extend(k for k in _map_keys(call) if k not in probes[key][4])
+                probes[key][5] |= _declared_integers(call, entry)
                 continue
-            probes[key] = [entry, [where], [entered], [alone], _map_keys(call)]
-    return [*(_probe(chain, where, blocks, trees, tree, ops)._replace(fallbacks=tuple(alone))
-              for chain, where, blocks, alone, ops in probes.values()), *loose]
+            probes[key] = [entry, [where], [entered], [alone], _map_keys(call), _declared_integers(call, entry)]
+    return [*(_probe(chain, where, blocks, trees, tree, ops, ints)._replace(fallbacks=tuple(alone))
+              for chain, where, blocks, alone, ops, ints in probes.values()), *loose]
+
+
+_INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def _declared_integers(call, chain) -> set:
+    """The parameters a Defun decorating the entry declares integer (``Defun(tf.float32,
+    tf.int32)``: meProp's ``k``): TF1 took only integers there, so they are given integers."""
+    fdef = chain[-1] if chain else None
+    if not (_is_defun_with_gradient(call) and isinstance(fdef, ast.FunctionDef) and call in fdef.decorator_list):
+        return set()
+    names = [p.arg for p in [*fdef.args.posonlyargs, *fdef.args.args]]
+    declared = [a.attr if isinstance(a, ast.Attribute) else a.id if isinstance(a, ast.Name) else None
+                for a in call.args]
+    return {name for name, kind in zip(names, declared) if kind in _INTEGER_TYPES}
 
 
 class _Body(NamedTuple):
@@ -385,7 +405,7 @@ def _map_keys(call) -> list:
     return [k.value for k in mapping.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
 
-def _probe(chain, where, blocks, trees, tree, ops=()) -> Probe:
+def _probe(chain, where, blocks, trees, tree, ops=(), ints=frozenset()) -> Probe:
     entry_chain = _entry_chain(chain)
     if not entry_chain:
         return Probe({}, where, ["<module>"], "the override runs in the module's own statements (script code), "
@@ -399,8 +419,8 @@ def _probe(chain, where, blocks, trees, tree, ops=()) -> Probe:
         return Probe({}, where, [fdef.name], "an async function is not exercised")
     closure = len(chain) > len(entry_chain)  # the site is in a def nested in the entry: it returns that
     if not classes:
-        variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks),
-                              call_site_literals(trees, {fdef.name}), tensor_first=not closure, ops=ops)
+        variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks) - set(ints),
+                              call_site_literals(trees, {fdef.name}), tensor_first=not closure, ops=ops, ints=ints)
         entry: dict[str, Any] = {"kind": "function", "name": fdef.name, "variants": variants}
         return Probe(entry, where, [_label(fdef.name, v, closure) for v in variants])
     top = entry_chain[0]
