@@ -179,3 +179,24 @@ def test_names_a_literal_all_leaves_out_are_not_handed_on():
     migrated = migrate_code(source).code
     assert "from tensorflow.python.framework import ops" not in migrated  # `import *` hands on `flip` only
     assert "import tensorflow as tf" in migrated  # the rewrite uses it
+
+
+def test_star_imports_are_looked_up_only_for_the_modules_the_run_may_change(tmp_path):
+    """A module that star-imports a module the run cannot change is not parsed for it (the scan
+    cost of issue #39); one that star-imports a module with an override is, in every spelling."""
+    from tf_grl_migrate.migrator.facts import star_imported
+
+    (tmp_path / "pkg").mkdir()
+    grads, other = tmp_path / "pkg" / "grads.py", tmp_path / "pkg" / "other.py"
+    grads.write_text("x = 1\n")
+    other.write_text("y = 2\n")
+    plain = tmp_path / "pkg" / "plain.py"
+    plain.write_text("from .other import *\n")
+    tricky = tmp_path / "pkg" / "tricky.py"
+    tricky.write_text("import os; from .grads import *\n")  # not at a line's start: parsed
+    broken = tmp_path / "pkg" / "broken.py"
+    broken.write_text("from .other import *\ndef (:\n")  # would fail to parse: never parsed
+    paths = [str(p) for p in (grads, other, plain, tricky, broken)]
+    sources = {p: pathlib.Path(p).read_bytes() for p in paths[2:]}
+    assert star_imported(paths, [str(tmp_path)], sources, wanted={str(grads)}) == {str(grads)}
+    assert star_imported(paths, [str(tmp_path)], sources) == {str(grads), str(other)}

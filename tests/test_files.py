@@ -176,3 +176,18 @@ def test_the_api_returns_a_report_when_the_screen_breaks(tmp_path, monkeypatch):
     (tmp_path / "m.py").write_text(code)
     [report] = migrate_paths([tmp_path / "m.py"], cache=False, jobs=1)
     assert report.failed and "screen bug" in report.diagnostics[0].message
+
+
+def test_a_file_over_the_size_limit_is_skipped_unread_and_the_rest_is_migrated(tmp_path):
+    """A sparse terabyte-sized `huge.py` beside a legacy file (it ended a run in MemoryError)."""
+    from tf_grl_migrate.migrator.files import MAX_FILE_BYTES
+
+    huge = tmp_path / "huge.py"
+    with open(huge, "wb") as handle:
+        handle.truncate(1 << 40)  # sparse: no disk, no memory
+    (tmp_path / "flip.py").write_text(BEFORE)
+    reports = {pathlib.Path(r.path).name: r for r in migrate_paths([str(tmp_path)], write=True)}
+    assert [d.code for d in reports["huge.py"].diagnostics] == ["GRL907"]
+    assert f"{MAX_FILE_BYTES >> 20} MiB" in reports["huge.py"].diagnostics[0].message
+    assert reports["huge.py"].failed and os.path.getsize(huge) == 1 << 40
+    assert (tmp_path / "flip.py").read_text() == AFTER

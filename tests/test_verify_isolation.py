@@ -324,3 +324,59 @@ def test_a_right_hand_port_that_replaced_the_builder_class_is_verified_through_i
         assert v["status"] == "not_verifiable"
         assert "FlipGradientBuilder" in v["reason"] and "reverse_gradient" in v["reason"]
         assert "--verify-call" in v["reason"]
+
+
+def test_no_module_a_child_writes_is_imported_by_a_later_child(tmp_path):
+    """A port that plants a module named after each module the worker or its children import
+    after forking (stdlib and the verifier's own), in its working folder and in the worker's start
+    folder above it: no later child imports any of them, and the next file's wrong port differs."""
+    from tf_grl_migrate.verifier import zygote
+
+    marker = tmp_path / "imported"
+    names = [n.split(".")[0] for n in zygote.LATE_IMPORTS] + list(zygote.OWN_MODULES) + ["json", "select"]
+    planter = port(f'''
+        for folder in {{os.getcwd(), os.path.dirname(os.getcwd()), os.environ.get("TMPDIR", os.getcwd())}}:
+            for name in {names!r}:
+                try:
+                    with open(os.path.join(folder, name + ".py"), "w") as handle:
+                        handle.write("open(%r, 'a').write(%r)\\n" % ({str(marker)!r}, name))
+                except OSError:
+                    pass
+        ''', scale=RIGHT)
+    result, found = _run_against(tmp_path, {"a_planter": planter, "b_lost_its_sign": port(""),
+                                            "c_right": port("", scale=RIGHT)}, "-j", "1")
+    assert found["a_planter"][0]["status"] == "verified", found["a_planter"]
+    assert found["b_lost_its_sign"][0]["status"] == "differs", found["b_lost_its_sign"]
+    assert found["c_right"][0]["status"] == "verified", found["c_right"]
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_project_module_named_like_a_stdlib_module_the_verifier_uses_is_not_the_verifiers(tmp_path):
+    """`symtable.py` in the user's tree (the verifier's loader imports symtable): a right port
+    is still verified."""
+    shadow = "raise ImportError('the project symtable, not the standard library one')\n"
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    for tree in ("orig", "port"):
+        (tmp_path / tree / "symtable.py").write_text(shadow)
+        (tmp_path / tree / "tempfile.py").write_text(shadow)
+    (tmp_path / "orig" / "flip.py").write_text(ORIGINAL)
+    (tmp_path / "port" / "flip.py").write_text(port("", scale=RIGHT))
+    result = cli("--verify-against", tmp_path / "orig" / "flip.py", tmp_path / "port" / "flip.py", "--format", "json")
+    [entry] = json.loads(result.stdout)["files"]
+    assert entry["verification"][0]["status"] == "verified", entry["verification"]
+
+
+def test_the_code_under_test_is_compiled_with_its_own_future_features_only(tmp_path):
+    """The loader's `from __future__ import annotations` is not handed on: a port's annotations
+    are objects, as Python gives them; a port with the future import of its own keeps strings."""
+    checks = '''
+        if flip_gradient.__annotations__["x"] is not tf.Tensor:
+            raise TypeError("annotations became strings: %r" % flip_gradient.__annotations__)
+        '''
+    right = port(checks, scale=RIGHT).replace("def flip_gradient(x):", "def flip_gradient(x: tf.Tensor):")
+    own_future = "from __future__ import annotations\n" + right.replace(
+        'is not tf.Tensor:', '!= "tf.Tensor":')
+    result, found = _run_against(tmp_path, {"objects": right, "own_future": own_future}, "-j", "1")
+    assert found["objects"][0]["status"] == "verified", found["objects"]
+    assert found["own_future"][0]["status"] == "verified", found["own_future"]

@@ -177,7 +177,8 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
                 done(i)
                 continue
             candidates[i] = raw
-        starred = star_imported(paths, list(roots or paths), stars) if stars else set()
+        wanted = {paths[i] for i in candidates}  # only a module the run may change can lose a name
+        starred = star_imported(paths, list(roots or paths), stars, wanted) if stars and wanted else set()
         if not write:
             for i, raw in candidates.items():
                 hand_out(i, raw)

@@ -40,4 +40,5 @@ CODES = {
     "GRL904": "rewrite failed the safety check",
     "GRL905": "cannot write file",
     "GRL906": "notebook cannot be written back exactly",
+    "GRL907": "file over the size limit (64 MiB), skipped unread",
 }

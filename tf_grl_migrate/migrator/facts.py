@@ -168,13 +168,24 @@ def _dotted(node) -> str | None:
 STAR_IMPORT = re.compile(rb"\bimport\s*\*")
 
 
-def star_imported(paths: list[str], roots: list[str], sources: dict) -> set[str]:
+_STAR_FROM = re.compile(rb"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*", re.MULTILINE)
+
+
+def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None) -> set[str]:
     """The modules of the run that another module of it star-imports (``from GR import *``), which
     then hands on every public module-level name GR binds (its imports too). ``sources``: path ->
-    bytes of the modules whose text has an ``import *``."""
+    bytes of the modules whose text has an ``import *``; ``wanted``: the only modules the answer
+    matters for (those the run may change), where given: a source whose ``from ... import *``
+    lines name none of them is not parsed."""
     run = Run(paths, roots, {}, lambda path: None)
     found = set()
     for path, raw in sources.items():
+        if wanted is not None:
+            names = _STAR_FROM.findall(raw)
+            if len(names) == len(STAR_IMPORT.findall(raw)) and not any(  # each `import *` is a plain line
+                    run.module_path(path, n.lstrip(b".").decode("ascii", "replace"), len(n) - len(n.lstrip(b".")))
+                    in wanted for n in names):
+                continue
         try:
             tree = ast.parse(raw)
         except (SyntaxError, ValueError):

@@ -208,17 +208,31 @@ def python2_hint(err: SyntaxError) -> str:
             "older), then migrate again")
 
 
+MAX_FILE_BYTES = 64 << 20  # a larger file is skipped (GRL907): no source or notebook of ours is near it
+
+
+class TooLarge(OSError):
+    """A file over :data:`MAX_FILE_BYTES`, left unread."""
+
+
 def read_bytes(path: str) -> bytes:
     """A file's bytes with os-level reads: a third cheaper than open().read() on thousands of small
-    files. Only a regular file is read (a FIFO named on the command line would block the run)."""
+    files. Only a regular file is read (a FIFO named on the command line would block the run), and
+    only up to :data:`MAX_FILE_BYTES` (a sparse terabyte beside the code would exhaust memory)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise TooLarge(errno.EFBIG, f"{info.st_size} bytes")
         chunks = [os.read(fd, info.st_size + 1)]
+        size = len(chunks[0])
         while chunks[-1]:
+            if size > MAX_FILE_BYTES:  # grew while read
+                raise TooLarge(errno.EFBIG, f"over {size} bytes")
             chunks.append(os.read(fd, 1 << 20))
+            size += len(chunks[-1])
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -228,6 +242,10 @@ def read(path: str):
     """(raw bytes, None) or (None, a failure report)."""
     try:
         return read_bytes(path), None
+    except TooLarge as exc:
+        return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL907", (
+            f"skipped: {exc.strerror}, over the {MAX_FILE_BYTES >> 20} MiB a file may have; if it is code to "
+            "migrate, split it"))])
     except OSError as exc:
         return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
 

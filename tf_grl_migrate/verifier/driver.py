@@ -172,7 +172,6 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
         return outcomes
     count = max(1, min(workers, len(runnable), MAX_WORKERS, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory(prefix="tf-grl-verify-") as folder:
-        migrated = _written_once(migrated, folder)
         pool: queue.Queue = queue.Queue()
         made = [Worker(python, folder) for _ in range(count)]
         for w in made:
@@ -187,7 +186,10 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
                     i = pending.get_nowait()
                 except queue.Empty:
                     return
-                outcomes[i] = _one(tasks[i], pool, timeout, roots, migrated)
+                try:
+                    outcomes[i] = _one(tasks[i], pool, timeout, roots, migrated)
+                except Exception as exc:  # noqa: BLE001 - one file's failure is that file's, never the run's
+                    outcomes[i] = _failed(tasks[i].probe, f"the verifier failed on it ({type(exc).__name__}: {exc})")
 
         threads = [threading.Thread(target=drive, daemon=True) for _ in range(count)]
         try:
@@ -199,20 +201,14 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
             for w in made:
                 w.stop()
         ISOLATION["line"] = isolation_line(made)
+    for i in runnable:  # a drive thread that died for a reason of its own: its files were not run
+        if outcomes[i] is None:
+            outcomes[i] = _failed(tasks[i].probe, "the verifier stopped before it ran this site")
     return outcomes
 
 
-def _written_once(texts: dict, folder: str) -> dict:
-    """{original path: a file in ``folder`` holding its migrated text}: the project modules a
-    TF2 child may import as this run migrated them, written once (not sent with every request)."""
-    files = {}
-    for i, (path, text) in enumerate(sorted(texts.items())):
-        target = os.path.join(folder, "migrated", str(i), os.path.basename(path))
-        os.makedirs(os.path.dirname(target))
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        files[path] = target
-    return files
+def _failed(probe, why: str) -> list:
+    return [(verdict.Outcome(Status.NOT_VERIFIABLE, None, why[:500]), _shown(probe.label, None))] * len(probe.sites)
 
 
 def _one(task: _Task, pool, timeout, roots, migrated) -> list:
@@ -267,6 +263,10 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
     if not isinstance(reference, Ran):
         why = reference.reason if isinstance(reference, Unverifiable) else "no answer"
         return verdict.Outcome(Status.NOT_VERIFIABLE, None, "under TF1: " + why), _shown(probe.label, None), False
+    if not 0 <= reference.variant < len(probe.labels):
+        return (verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under TF1: the worker answered for way "
+                                f"{reference.variant} of calling it, of {len(probe.labels)} asked"),
+                _shown(probe.label, None), False)
     label = _shown(probe.labels[reference.variant], list(reference.shape))
     if "{init}" in label:
         label = label.replace("{init}", probe.entry["made"][1 if reference.new else 0])

@@ -7,6 +7,7 @@ stand-ins used so are noted in ``STAND_INS``). A name whose binding was not run 
 that only a star-import of a missing module could have bound is named when it is missing."""
 
 from __future__ import annotations
+import __future__
 
 import ast
 import importlib.abc
@@ -219,6 +220,21 @@ def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> tu
     return [s for s, k in zip(body, keep) if k], refused
 
 
+def future_flags(tree: ast.Module) -> int:
+    """The compiler flags of a module's ``from __future__ import ...`` statements (its first
+    statements, after a docstring)."""
+    flags = 0
+    for i, stmt in enumerate(tree.body):
+        if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+            break
+        for alias in stmt.names:
+            feature = getattr(__future__, alias.name, None)
+            flags |= getattr(feature, "compiler_flag", 0)
+    return flags
+
+
 def _segment(stmt) -> str:
     """A statement's first line, as it reads (for a message)."""
     return ast.unparse(stmt).splitlines()[0][:80]
@@ -233,8 +249,9 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
     statements, refused = definitions(tree, wanted, project)
     module.__dict__.setdefault("__grl_refused__", {}).update(refused)
     stars = module.__dict__.setdefault("__grl_star_stubs__", [])
+    flags = future_flags(tree)  # the module's own `from __future__ import ...`, never the loader's
     for stmt in statements:
-        code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec")
+        code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec", flags, dont_inherit=True)
         for _ in range(20):
             try:
                 exec(code, module.__dict__)
@@ -256,7 +273,7 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
                     try:
                         single = ast.copy_location(ast.ImportFrom(stmt.module, [alias], stmt.level), stmt)
                         exec(compile(ast.fix_missing_locations(ast.Module(body=[single], type_ignores=[])),
-                                     path, "exec"), module.__dict__)
+                                     path, "exec", flags, dont_inherit=True), module.__dict__)
                     except ImportError:
                         module.__dict__[alias.asname or alias.name] = stub_class(f"{stmt.module}.{alias.name}",
                                                                                   alias.name)

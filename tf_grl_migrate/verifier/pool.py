@@ -18,7 +18,7 @@ import sys
 import threading
 
 from . import isolation
-from .protocol import MAX_ANSWER_BYTES, ProtocolError, Request, Unverifiable, decode
+from .protocol import MAX_ANSWER_BYTES, ProtocolError, Request, Unverifiable, decode, loads
 
 MEMORY_CAP = 8 << 30  # bytes of address space a request may map (TensorFlow alone maps ~1 GiB)
 START_TIMEOUT = 180.0  # TensorFlow's import
@@ -85,8 +85,8 @@ class Worker:
         if not line.endswith(b"\n"):
             return "the worker wrote a line longer than the protocol allows"
         try:
-            return json.loads(line)
-        except ValueError:
+            return loads(line)
+        except ProtocolError:
             return "the worker wrote something that is not JSON"
 
     def ask(self, request: Request, timeout: float):

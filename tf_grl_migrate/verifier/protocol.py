@@ -49,7 +49,8 @@ class Request:
     entry: dict  # the probe's entry (probes.py): what to call, and how
     shapes: list  # input shapes to try, in order (TF1); TF2 takes the reference's
     roots: list = field(default_factory=list)
-    migrated: dict = field(default_factory=dict)  # TF2: absolute path -> a file holding its migrated text
+    migrated: dict = field(default_factory=dict)  # TF2: absolute path -> its migrated text (the worker writes
+    # it into the child's own folder, and the child reads it as absolute path -> that file)
     written: list | None = None  # TF2 of the tool's migration: the lines the tool wrote
     reference: dict | None = None  # TF1_SAME / TF2: how the reference ran (``Ran.plan()``): no outputs
 
@@ -162,9 +163,7 @@ def _need(data, key, kind, where):
         raise ProtocolError(f"{where}: no {key!r}")
     value = data[key]
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ProtocolError(f"{where}: {key!r} is not a number")
-        return float(value)
+        return _number(value, f"{where}: {key!r}")
     if kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ProtocolError(f"{where}: {key!r} is not an integer")
@@ -188,9 +187,7 @@ def _array(data, where) -> Array:
         raise ProtocolError(f"{where}: a bad shape")
     if math.prod(shape) != len(values) or len(values) > MAX_ELEMENTS:
         raise ProtocolError(f"{where}: {len(values)} values do not fill shape {shape}")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise ProtocolError(f"{where}: an array holds something that is not a number")
-    return Array(tuple(shape), tuple(float(v) for v in values))
+    return Array(tuple(shape), tuple(_number(v, f"{where}: an array value") for v in values))
 
 
 def _arrays(data, key, where) -> tuple:
@@ -202,6 +199,8 @@ def _setting(data, where) -> dict:
     for k, v in setting.items():
         if not isinstance(k, str) or not isinstance(v, (int, float, bool)):
             raise ProtocolError(f"{where}: a bad setting")
+        if not isinstance(v, bool):
+            _number(v, f"{where}: a setting")
     return setting
 
 
@@ -212,8 +211,39 @@ def _lines(data, key, where) -> tuple:
     return tuple(found)
 
 
+def loads(line: bytes):
+    """The JSON value of one line a worker wrote; ProtocolError for anything that is not JSON
+    (nested past the parser's depth, numbers past its range, bytes that are not UTF-8)."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise ProtocolError(f"not JSON ({type(exc).__name__})") from None
+
+
 def decode(kind: Kind, data) -> Ran | Values | Unverifiable:
-    """The typed answer to a request of ``kind``; ProtocolError for anything else."""
+    """The typed answer to a request of ``kind``; ProtocolError for anything else, whatever
+    ``data`` is (the parser is total: no other exception leaves it)."""
+    try:
+        return _decode(kind, data)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a malformed answer, however it is malformed
+        raise ProtocolError(f"a malformed answer ({type(exc).__name__})") from None
+
+
+def _number(value, where: str) -> float:
+    """A JSON number as a float: an integer too large for one is refused, not an OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProtocolError(f"{where}: not a number")
+    if isinstance(value, int) and abs(value) > _LARGEST:
+        raise ProtocolError(f"{where}: an integer past the float range")
+    return float(value)
+
+
+_LARGEST = int(1.7976931348623157e308)
+
+
+def _decode(kind: Kind, data) -> Ran | Values | Unverifiable:
     if not isinstance(data, dict) or len(data) != 1:
         raise ProtocolError("an answer is one object with one key")
     (tag, body), = data.items()

@@ -2,12 +2,15 @@
 computed: the TF1 reference (``Ran``) against what the migrated code gave under TF2 (``Values``),
 element by element, in plain Python (no numpy: nothing a worker's code could have patched).
 Forward values must agree to 1e-6 and gradients to 1e-5 relative, 1e-6 absolute: |a - b| <=
-atol + rtol * |b|, NaN where both are NaN counting as equal."""
+atol + rtol * |b|; equal non-finite values at equal places (inf and inf, NaN and NaN) count as
+equal, a non-finite value against any other differs. Every run asked of the TF2 side (each
+mode, each setting) must be answered, or the site is not verifiable."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .protocol import Array, ModeError, Ran, Status, Values
 
@@ -22,18 +25,28 @@ class Outcome:
     reason: str | None = None
 
 
-def deviation(got: Array, want: Array, rtol: float, atol: float) -> tuple[float, int]:
-    """(largest |got - want|, how many elements lie outside atol + rtol * |want|)."""
-    worst, bad = 0.0, 0
+class Deviation(NamedTuple):
+    worst: float  # the largest |got - want| over the finite pairs
+    bad: int  # elements outside atol + rtol * |want|
+    non_finite: int  # of those, where one side is inf or NaN and the other is not the same value
+
+
+def deviation(got: Array, want: Array, rtol: float, atol: float) -> Deviation:
+    """How far ``got`` is from ``want``: equal non-finite values at equal places (inf and inf of
+    one sign, NaN and NaN) agree; a non-finite value against anything else differs."""
+    worst, bad, non_finite = 0.0, 0, 0
     for a, b in zip(got.values, want.values):
-        if math.isnan(a) and math.isnan(b):
+        if a == b or (math.isnan(a) and math.isnan(b)):
+            continue
+        if not (math.isfinite(a) and math.isfinite(b)):
+            bad += 1
+            non_finite += 1
             continue
         diff = abs(a - b)
-        if math.isnan(diff) or not diff <= atol + rtol * abs(b):
+        if not diff <= atol + rtol * abs(b):
             bad += 1
-        if not math.isnan(diff):
-            worst = max(worst, diff)
-    return worst, bad
+        worst = max(worst, diff)
+    return Deviation(worst, bad, non_finite)
 
 
 def setting_text(setting: dict) -> str:
@@ -80,16 +93,37 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
             if got.shape != want.shape:
                 return Outcome(Status.DIFFERS, None,
                                f"{where}: {what} has shape {list(got.shape)}, TF1's {list(want.shape)}")
-            d, bad = deviation(got, want, rtol, atol)
+            d, bad, non_finite = deviation(got, want, rtol, atol)
             worst = max(worst, d)
             if bad:
-                return Outcome(Status.DIFFERS, d, f"{where}: {what} differs from TF1's (max |diff| {d:.3g}, "
-                                                  f"{bad} of {got.size} elements)")
+                shown = f"max |diff| {d:.3g}, {bad} of {got.size} elements"
+                if non_finite:
+                    shown += f"; {non_finite} of them inf or NaN on one side only"
+                return Outcome(Status.DIFFERS, d, f"{where}: {what} differs from TF1's ({shown})")
         ran += 1
     if not ran:
         return Outcome(Status.NOT_VERIFIABLE, None, skipped[0][1] if skipped else "no mode ran")
+    unanswered = _unanswered(reference, values, stopped)
+    if unanswered:
+        return Outcome(Status.NOT_VERIFIABLE, None, f"no answer for {unanswered}")
     note = "; ".join(f"{m} not run: {why}" for m, why in skipped) or None
     return Outcome(Status.VERIFIED, worst, note)
+
+
+MODES = ("eager", "tf.function")
+
+
+def _unanswered(reference: Ran, values: Values, stopped: set) -> str | None:
+    """The first (mode, setting) asked of the TF2 side that its answer does not cover: every
+    setting of each mode, unless the mode stopped at an error."""
+    answered = {(run.mode, run.setting) for run in values.runs}
+    for mode in MODES:
+        if mode in stopped:
+            continue
+        for index, result in enumerate(reference.results):
+            if (mode, index) not in answered:
+                return f"{mode}, {setting_text(result.setting)}"
+    return None
 
 
 def _failure(run: ModeError, written, block_written) -> Outcome:
@@ -118,7 +152,7 @@ def same(mine: Ran, reference: Ran) -> bool:
     for a, b in zip(mine.results, reference.results):
         for got, want, (rtol, atol) in [*((g, w, FORWARD_TOL) for g, w in zip(a.y, b.y)),
                                         *((g, w, GRADIENT_TOL) for g, w in zip(a.g, b.g))]:
-            if got.shape != want.shape or deviation(got, want, rtol, atol)[1]:
+            if got.shape != want.shape or deviation(got, want, rtol, atol).bad:
                 return False
         if len(a.y) != len(b.y) or len(a.g) != len(b.g):
             return False

@@ -102,10 +102,25 @@ class _Requests:
 REQUESTS = _Requests()
 
 
+def _own_copies(request: dict, folder: str) -> dict:
+    """The request with the run's migrated modules (``migrated``: path -> text, as the main
+    process sent them) written into the child's own folder: no child reads a file another child
+    could have written."""
+    files = {}
+    for i, (path, text) in enumerate(sorted((request.get("migrated") or {}).items())):
+        target = os.path.join(folder, "migrated", str(i), os.path.basename(path))
+        os.makedirs(os.path.dirname(target))
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        files[path] = target
+    return {**request, "migrated": files}
+
+
 def serve(message: dict, cap: int, namespaces: bool, root: str) -> dict:
     """One request: a child runs it; its answer, or why there is none."""
     rid, timeout, request = message["id"], float(message["timeout"]), message["request"]
     folder = tempfile.mkdtemp(prefix="request-", dir=root)
+    request = _own_copies(request, folder)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -169,7 +184,30 @@ def _ended(status: int) -> str:
     return f"exit status {os.WEXITSTATUS(status)}"
 
 
+# What the worker and its children import after the user's code may have run (lazily, inside
+# functions): imported here first, so that a module of that name in the user's tree, or one a
+# child wrote, is never what they get.
+LATE_IMPORTS = ("ctypes", "resource", "socket", "symtable", "tempfile", "traceback", "importlib.util",
+                "importlib.abc", "numpy", "keras")
+OWN_MODULES = ("calling", "isolation", "loading", "protocol", "script", "tf1", "tf2")
+
+
+def _start_folder_off_the_path() -> None:
+    """``python -m`` puts the start folder (the run's shared temporary folder, which every child
+    can write) first on ``sys.path``: it goes, before anything is imported."""
+    here = os.path.abspath(os.getcwd())
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+
+
+def _import_ahead() -> None:
+    for name in LATE_IMPORTS:
+        importlib.import_module(name)
+    for name in OWN_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
+
+
 def main(argv=None) -> int:
+    _start_folder_off_the_path()
     argv = sys.argv[1:] if argv is None else argv
     cap = int(argv[0]) if argv else 0
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -186,6 +224,11 @@ def main(argv=None) -> int:
         import tensorflow as tf
     except Exception as exc:  # noqa: BLE001
         say({"hello": 0, "error": f"TensorFlow could not be imported: {type(exc).__name__}: {exc}"[:500]})
+        return 1
+    try:
+        _import_ahead()
+    except Exception as exc:  # noqa: BLE001
+        say({"hello": 0, "error": f"the verifier's modules could not be imported: {type(exc).__name__}: {exc}"[:500]})
         return 1
     from . import isolation
 

@@ -1,0 +1,174 @@
+"""What the main process does with whatever a worker sends (issue #38): the answer parser is total
+(an answer or ProtocolError, nothing else, fuzzed), a file whose drive fails is that file's `not
+verifiable` and never the run's, every run asked must be answered, and equal non-finite values
+agree. No TensorFlow: these are the main process's own rooms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tf_grl_migrate.verifier import driver, probes, verdict
+from tf_grl_migrate.verifier.protocol import (
+    Array,
+    Kind,
+    ModeError,
+    ModeValues,
+    ProtocolError,
+    Ran,
+    RunValues,
+    Status,
+    Values,
+    decode,
+    encode,
+    loads,
+)
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.integers(
+    min_value=10**300, max_value=10**400)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["ran", "values", "unverifiable", "reason", "results", "runs", "mode", "setting", "y", "g",
+                     "shape", "values", "variables", "deterministic", "drawn", "variant", "new", "defined", "error",
+                     "lines", "note"]) | st.text(max_size=6), inner, max_size=5), max_leaves=30)
+
+
+def _ran(variant=0, settings_=({"l": 1.0}, {"l": 0.5})) -> Ran:
+    results = tuple(RunValues(s, (Array((2,), (1.0, 2.0)),), (Array((2,), (-1.0, -1.0)),), (), True, ())
+                    for s in settings_)
+    return Ran(variant, False, (2,), results)
+
+
+def _answer_text(answer) -> bytes:
+    return encode(answer)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=_JSON, kind=st.sampled_from(list(Kind)))
+def test_decode_is_total_over_random_json(data, kind):
+    try:
+        decode(kind, data)
+    except ProtocolError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=_JSON, kind=st.sampled_from(list(Kind)), cut=st.integers(min_value=0, max_value=400))
+def test_truncated_and_wrapped_answers_are_protocol_errors_or_answers(data, kind, cut):
+    for wrapped in ({"ran": data}, {"values": data}, {"unverifiable": data}, {"values": {"runs": [data]}},
+                    {"ran": {"results": [data], "variant": 0, "new": False, "shape": [2]}}):
+        try:
+            line = json.dumps(wrapped).encode()
+        except (ValueError, OverflowError):
+            continue
+        for text in (line, line[:cut]):
+            try:
+                decode(kind, loads(text))
+            except ProtocolError:
+                pass
+
+
+@pytest.mark.parametrize("text", [
+    b"[" * 5000 + b"]" * 5000,  # nested past the parser's depth (RecursionError)
+    b'{"ran": ' * 990 + b"1" + b"}" * 990,
+    b'{"x": 1' + b"0" * 400 + b"}",  # an integer of 400 digits: valid JSON
+    b"\xff\xfe not utf-8",
+])
+def test_lines_no_parser_takes_are_protocol_errors(text):
+    try:
+        data = loads(text)
+    except ProtocolError:
+        return
+    with pytest.raises(ProtocolError):
+        decode(Kind.TF2, data)
+
+
+def test_a_400_digit_number_in_an_array_is_a_protocol_error_not_an_overflow():
+    answer = json.loads(_answer_text(_ran()))
+    answer["ran"]["results"][0]["y"][0]["values"][0] = 10**400
+    with pytest.raises(ProtocolError, match="float range"):
+        decode(Kind.TF1, answer)
+
+
+def test_a_good_answer_still_decodes():
+    assert decode(Kind.TF1, loads(_answer_text(_ran()))) == _ran()
+
+
+# -- the verdict ----------------------------------------------------------------------------------
+
+
+def _values(*runs) -> Values:
+    return Values(tuple(runs))
+
+
+def _mode(mode, setting, y=(1.0, 2.0), g=(-1.0, -1.0)) -> ModeValues:
+    return ModeValues(mode, setting, (Array((2,), y),), (Array((2,), g),), 0)
+
+
+def test_a_run_asked_and_not_answered_makes_the_site_not_verifiable():
+    reference = _ran()
+    right_eagerly_only = _values(_mode("eager", 0), _mode("eager", 1), _mode("tf.function", 0))
+    outcome = verdict.judge(reference, right_eagerly_only, "f", ["x"], None)
+    assert outcome.status is Status.NOT_VERIFIABLE
+    assert outcome.reason == "no answer for tf.function, l=0.5"
+    every_run = _values(_mode("eager", 0), _mode("eager", 1), _mode("tf.function", 0), _mode("tf.function", 1))
+    assert verdict.judge(reference, every_run, "f", ["x"], None).status is Status.VERIFIED
+
+
+def test_a_mode_that_stopped_at_an_error_is_not_asked_again():
+    reference = _ran()
+    outcome = verdict.judge(reference, _values(_mode("eager", 0), _mode("eager", 1), ModeError(
+        "tf.function", 0, "needs a graph", (3,))), "f", ["x"], [10])
+    assert outcome.status is Status.VERIFIED and "tf.function not run" in outcome.reason
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_equal_non_finite_values_at_equal_places_agree(value):
+    reference = Ran(0, False, (2,), (RunValues({}, (Array((2,), (value, 1.0)),), (Array((2,), (value, 2.0)),),
+                                                (), True, ()),))
+    values = _values(*(ModeValues(m, 0, (Array((2,), (value, 1.0)),), (Array((2,), (value, 2.0)),), 0)
+                       for m in ("eager", "tf.function")))
+    assert verdict.judge(reference, values, "f", ["x"], None).status is Status.VERIFIED
+
+
+def test_a_non_finite_value_against_a_finite_one_differs_and_says_so():
+    reference = Ran(0, False, (2,), (RunValues({}, (Array((2,), (1.0, 1.0)),), (Array((2,), (2.0, 2.0)),),
+                                                (), True, ()),))
+    values = _values(*(ModeValues(m, 0, (Array((2,), (1.0, 1.0)),), (Array((2,), (float("inf"), 2.0)),), 0)
+                       for m in ("eager", "tf.function")))
+    outcome = verdict.judge(reference, values, "f", ["x"], None)
+    assert outcome.status is Status.DIFFERS and "inf or NaN on one side only" in outcome.reason
+    inf_against_minus_inf = verdict.deviation(Array((1,), (float("inf"),)), Array((1,), (float("-inf"),)), 0, 0)
+    assert inf_against_minus_inf.bad == 1 and inf_against_minus_inf.non_finite == 1
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def _task(name: str) -> driver._Task:
+    source = f"def {name}(x):\n    return x\n"
+    probe = probes.Probe({"kind": "function", "name": name, "variants": [[]]}, [(1, 1)], [f"{name}(x[{{shape}}])"])
+    return driver._Task(driver.Job(f"/nowhere/{name}.py", source, source), source, probe, (), None)
+
+
+def test_an_exception_in_one_files_drive_is_that_files_not_verifiable(monkeypatch, tmp_path):
+    def one(task, *args):
+        if task.probe.entry["name"] == "broken":
+            raise RecursionError("maximum recursion depth exceeded")
+        return [(verdict.Outcome(Status.VERIFIED, 0.0), task.probe.label)]
+
+    monkeypatch.setattr(driver, "_one", one)
+    outcomes = driver._run([_task("broken"), _task("fine")], 1, 10.0, "/nonexistent/python", [], {})
+    (broken, _), = outcomes[0]
+    assert broken.status is Status.NOT_VERIFIABLE and "RecursionError" in broken.reason
+    assert outcomes[1][0][0].status is Status.VERIFIED
+
+
+def test_an_answer_for_a_way_of_calling_that_was_not_asked_is_not_verifiable(monkeypatch):
+    """The TF1 side names `variant: 99` of a probe with one way of calling it (an IndexError once)."""
+    monkeypatch.setattr(driver, "_ask", lambda pool, request, timeout: _ran(variant=99))
+    task = _task("f")
+    outcome, label, ran = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
+    assert outcome.status is Status.NOT_VERIFIABLE and "way 99" in outcome.reason and not ran
