@@ -380,3 +380,41 @@ def test_the_code_under_test_is_compiled_with_its_own_future_features_only(tmp_p
     result, found = _run_against(tmp_path, {"objects": right, "own_future": own_future}, "-j", "1")
     assert found["objects"][0]["status"] == "verified", found["objects"]
     assert found["own_future"][0]["status"] == "verified", found["own_future"]
+
+
+def test_a_name_bound_by_a_statement_verification_does_not_run_is_not_verifiable_naming_it(tmp_path):
+    """`flip_gradient = _Flipper()` whose `__init__` makes a lock: verification does not run that
+    statement, so the port's `flip_gradient` is not there: not verifiable, naming the line (it
+    said `differs: the migrated module defines no flip_gradient`)."""
+    flipper = port("", scale=RIGHT).replace("def flip_gradient(x):", "def _flip_gradient(x):") + textwrap.dedent('''
+
+        class _Flipper:
+            def __init__(self):
+                import threading
+                self.lock = threading.Lock()
+
+            def __call__(self, x):
+                return _flip_gradient(x)
+
+
+        flip_gradient = _Flipper()
+        ''')
+    result, found = _run_against(tmp_path, {"flipper": flipper})
+    [v] = found["flipper"]
+    assert v["status"] == "not_verifiable", v
+    assert "flip_gradient = _Flipper()" in v["reason"] and "line" in v["reason"], v
+
+
+def test_every_shared_public_name_that_reaches_a_site_is_tried(tmp_path):
+    """A port right through three public names and wrong only through its fourth differs."""
+    original = ORIGINAL + "".join(f"\n\ndef path_{i}(x):\n    return flip_gradient(x) * {i + 1}.0\n" for i in range(4))
+    wrong = port("", scale=RIGHT) + "".join(f"\n\ndef path_{i}(x):\n    return flip_gradient(x) * {i + 1}.0\n"
+                                            for i in range(3))
+    wrong += "\n\ndef path_3(x):\n    return tf.identity(x) * 4.0\n"
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    (tmp_path / "orig" / "m.py").write_text(original)
+    (tmp_path / "port" / "m.py").write_text(wrong)
+    result = cli("--verify-against", tmp_path / "orig" / "m.py", tmp_path / "port" / "m.py", "--format", "json")
+    [entry] = json.loads(result.stdout)["files"]
+    assert [v["status"] for v in entry["verification"]] == ["differs"], entry["verification"]

@@ -28,7 +28,6 @@ from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
 
 DEFAULT_TIMEOUT = 60.0  # seconds per site and side, TensorFlow's import not counted
 MAX_WORKERS = 4  # whatever -j says: each holds TensorFlow (~0.5 GB resident)
-MAX_CANDIDATES = 3  # names a hand port is tried through, per site
 CODE_OF = {Status.VERIFIED: "GRL301", Status.DIFFERS: "GRL302", Status.NOT_VERIFIABLE: "GRL303"}
 VERIFIED, DIFFERS, NOT_VERIFIABLE = Status.VERIFIED.value, Status.DIFFERS.value, Status.NOT_VERIFIABLE.value
 ISOLATION: dict = {"line": None}  # what the last run's workers said of their isolation, where it falls short
@@ -147,7 +146,7 @@ def _candidates(tree, port, probe, pairs, others):
             entry = way.entry if port_name == name else {**way.entry, "port_name": port_name}
             found.append((way._replace(entry=entry), port_name))
     if found:
-        return tuple(found[:MAX_CANDIDATES]), None
+        return tuple(found), None  # every one: a port wrong only through its fourth name must differ
     callables = sorted(n for n in defined if not n.startswith("_"))
     return (), (f"the port defines none of the names that reach this site in the original ({', '.join(names)}); its "
                 f"module-level names: {', '.join(callables[:12]) or 'none'}; pair one with --verify-call "

@@ -10,7 +10,7 @@ import traceback
 
 from . import calling
 from .calling import GIVE_UP, describe, give_up_on, inputs, upstream
-from .loading import MissingDependency, ScriptCodeNeeded, forget, load
+from .loading import MissingDependency, ScriptCodeNeeded, explain_name_error, forget, load
 from .protocol import ModeError, ModeValues, Request, Unverifiable, Values
 
 _WRITTEN: dict = {"path": None, "lines": frozenset()}
@@ -115,7 +115,11 @@ def values(req: Request):
                 return Unverifiable(str(exc))
             except Exception as exc:  # noqa: BLE001 - the user's code, any error
                 return _definitions_failed(exc, module, block)
-            if entry["kind"] != "block" and calling.entry_name(entry) not in module.__dict__:
+            name = calling.entry_name(entry)
+            if entry["kind"] != "block" and name not in module.__dict__:
+                needed = explain_name_error(module, NameError(f"name {name!r} is not defined"))
+                if needed is not None:  # bound by a statement verification does not run, or a star-import
+                    return Unverifiable(str(needed))
                 return Values((), defined=False)
             args = entry["variants"][plan["variant"]]
             runs: list[ModeError | ModeValues] = []
