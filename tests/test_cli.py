@@ -215,3 +215,16 @@ def test_a_run_still_going_after_a_while_opens_a_progress_bar():
         off.update(0, 1)
         time.sleep(0.1)
     assert off.bar is None
+
+
+def test_write_exits_1_while_an_override_is_left_and_0_when_none_is(tmp_path):
+    """As `ruff check --fix`: the write happened, and the exit status says whether the user still
+    has something to do (a refused site, named on stderr)."""
+    refused = tmp_path / "refused.py"
+    refused.write_text("import tensorflow as tf\n\n\ndef f(x, m):\n"
+                       "    with tf.get_default_graph().gradient_override_map(m):\n        return tf.sign(x)\n")
+    result = run(refused, "--write")
+    assert result.exit_code == 1 and "GRL105" in result.stderr
+    done = tmp_path / "done.py"
+    done.write_text((DANN / "before.py").read_text())
+    assert run(done, "--write").exit_code == 0

@@ -149,16 +149,14 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
     def hand_out(i, raw):
         nonlocal pool
         path = paths[i]
-        if path in starred:  # its module-level names are handed on: a run question, never cached
-            work.append((i, (path, write, want_diff, use_runtime, raw, None, STARRED, keep_text)))
-        else:
-            try:
-                reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False,
-                                          keep_text=keep_text)
-                done(i)
-                return
-            except NotCached:
-                work.append((i, (path, write, want_diff, use_runtime, raw, cache, None, keep_text)))
+        links = STARRED if path in starred else None  # its module-level names are handed on: cached apart
+        try:
+            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False, links=links,
+                                      keep_text=keep_text)
+            done(i)
+            return
+        except NotCached:
+            work.append((i, (path, write, want_diff, use_runtime, raw, cache, links, keep_text)))
         if jobs > 1:
             if pool is None:
                 from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay

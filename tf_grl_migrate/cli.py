@@ -66,12 +66,16 @@ class _Progress:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("--write", is_flag=True, help="Rewrite files in place (default: dry run, diff on stdout).")
+@click.option("--write", is_flag=True, help="Rewrite files in place (default: dry run, diff on stdout); exit 1 if "
+                                            "an override is left that the tool cannot migrate.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file would change or keeps an override "
                                             "the tool cannot migrate.")
-@click.option("--use-runtime", is_flag=True, help="Rewrite exact gradient reversals to tf_grl_migrate.flip_gradient "
-                                                  "(and a DANN builder module to a re-export) instead of inline "
-                                                  "tf.custom_gradient code.")
+@click.option("--use-runtime", is_flag=True, help="Migrate onto this package's runtime instead of inline "
+                                                  "tf.custom_gradient code: exact reversals to "
+                                                  "tf_grl_migrate.flip_gradient (a DANN builder module to a "
+                                                  "re-export), model-wide maps (guided backprop, a map chosen at run "
+                                                  "time) to tf_grl_migrate.gradient_override_map, py_func recipes "
+                                                  "to tf_grl_migrate.py_func.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: one JSON document on stdout.")
 @click.option("--exclude", metavar="REGEX", help="Paths to skip when walking directories (replaces the default).")
@@ -126,7 +130,7 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
                                     exclude=exclude, extend_exclude=extend_exclude, jobs=jobs, cache=not no_cache,
                                     on_progress=bar.update, verify=verify, verify_timeout=verify_timeout)
     _emit(reports, write and not check, check, fmt, quiet, verify)
-    sys.exit(report.exit_status(reports, check))
+    sys.exit(report.exit_status(reports, check, write))
 
 
 def _capped(jobs, quiet):

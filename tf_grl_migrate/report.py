@@ -143,12 +143,17 @@ def summary_line(reports: list[FileReport], write: bool, verified: bool = False)
     return f"{line}; {verification_summary(t)}" if verified else line
 
 
-def exit_status(reports: list[FileReport], check: bool) -> int:
+def exit_status(reports: list[FileReport], check: bool, write: bool = False) -> int:
+    """123 a file failed; 1 ``--check`` found work, ``--write`` left an override the user must
+    migrate (as ``ruff check --fix`` exits 1 for what it could not fix), or ``--verify`` found a
+    site that differs; else 0."""
     if any(r.failed for r in reports):
         return EXIT_FAILED
     if any(r.differs for r in reports):  # --verify: a migration that is not TF1's
         return EXIT_WOULD_CHANGE
     if check and any(r.changed or r.refused for r in reports):
+        return EXIT_WOULD_CHANGE
+    if write and any(r.refused for r in reports):
         return EXIT_WOULD_CHANGE
     return EXIT_OK
 

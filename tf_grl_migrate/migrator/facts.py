@@ -73,6 +73,12 @@ class Links:
     def key(self) -> str:
         return repr(self)
 
+    @property
+    def only_star_imported(self) -> bool:
+        """Star-imported and linked no other way: the result depends on the module's bytes and
+        that one fact, so it may be screened and cached (under a key of its own)."""
+        return self.star_imported and not self.externals and not self.exports
+
 
 def gather(path: str, source: str) -> ModuleFacts | None:
     """The facts of one module, or None when it does not parse."""
@@ -165,7 +171,7 @@ def _dotted(node) -> str | None:
     return None
 
 
-STAR_IMPORT = re.compile(rb"\bimport\s*\*")
+STAR_IMPORT = re.compile(rb"import\s*\*")  # a cheap superset (no word boundary: it defeats the literal scan)
 
 
 _STAR_FROM = re.compile(rb"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*", re.MULTILINE)

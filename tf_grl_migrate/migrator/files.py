@@ -124,7 +124,8 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=N
     report = FileReport(path)
     tree = None
     try:
-        screened, tree = precheck.screen(text) if links is None else (None, None)
+        # the screen finds nothing to change: no name of a star-imported module is removed either
+        screened, tree = precheck.screen(text) if links is None or links.only_star_imported else (None, None)
     except RecursionError:
         screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
     except Exception as exc:  # a bug of ours in the screen must not stop the other files either
@@ -256,20 +257,21 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
     ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
     verdict is wanted, as in ``--check``); ``compute=False`` raises :class:`NotCached` on a miss.
-    ``links``: the module's links to other modules of the run (facts.Links; never cached);
+    ``links``: the module's links to other modules of the run (facts.Links; cached only where the
+    module is merely star-imported, under a key of its own);
     ``blocked`` collects the ones it cannot keep its end of. ``keep_text``: a changed file's report
     carries the migrated text (``new_text``; the glued cells for a notebook), for verification."""
     if raw is None:
         raw, failure = read(path)
         if failure:
             return failure
-    if links is not None:
-        cache = None
+    if links is not None and not links.only_star_imported:
+        cache = None  # linked to other modules: a question of the run, never cached
     elif not precheck.may_hold_override_bytes(raw):
         return FileReport(path)
     if path.endswith(".ipynb"):
         return _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, keep_text)
-    key, hit = _look_up(cache, raw, use_runtime, "py")
+    key, hit = _look_up(cache, raw, use_runtime, "py" if links is None else "py-star-imported")
     if hit is not None and (hit[0] is None or not (want_diff or write or keep_text)):  # the verdict is all we need
         return FileReport(path, diagnostics=hit[1], changed=hit[0] is not None)
     try:
