@@ -244,7 +244,8 @@ def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
     )
     result = migrate_code(source)
     line = source.splitlines().index('    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):')
-    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(line + 1, 5, "GRL104")]
+    floor = source.splitlines().index('    with K.get_session().graph.gradient_override_map({"Floor": "Identity"}):')
+    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(floor + 1, 5, "GRL207"), (line + 1, 5, "GRL104")]
     assert "_sign_straight_through" in result.code and "NoSuchOp" in result.code
     assert migrate_code(result.code).code == result.code
 
@@ -305,3 +306,15 @@ def test_a_name_tf2_has_in_no_form_around_a_migrated_site_gets_a_note():
     assert "gradient_override_map" not in result.code and "tf.compat.v1.variable_scope" in result.code
     (note,) = result.diagnostics
     assert (note.code, note.line) == ("GRL204", 13) and "tf.contrib.layers.flatten" in note.message
+
+
+def test_a_map_whose_block_makes_none_of_its_op_types_vanishes_with_a_note_saying_why():
+    """GRL207: `{"Round": "Identity"}` around `tf.equal`: TF1 applied it to nothing, the numbers do
+    not change, and the user is told why the map is gone."""
+    source = ("import tensorflow as tf\n\n\ndef same(x, y):\n"
+              "    with tf.get_default_graph().gradient_override_map({\"Round\": \"Identity\"}):\n"
+              "        return tf.equal(x, y)\n")
+    result = migrate_code(source)
+    assert result.code == "import tensorflow as tf\n\n\ndef same(x, y):\n    return tf.equal(x, y)\n"
+    [note] = result.diagnostics
+    assert (note.line, note.code) == (5, "GRL207") and "no Round op" in note.message

@@ -31,6 +31,7 @@ CODES = {
     "GRL204": "note: the code a migrated site runs uses a TensorFlow name TF2 has in no form",
     "GRL205": "note: a function.Defun without a gradient of its own: TF2 gives it no gradient in a tf.function; kept",
     "GRL206": "note: a migrated function.Defun's arguments TF2 has no use for (input types, func_name, ...) dropped",
+    "GRL207": "note: an override block makes no op of a mapped type: TF1 applied the map to nothing; it is removed",
     "GRL301": "note: verified: the migrated site gives TF1's forward values and gradients (--verify)",
     "GRL302": "verification: the migrated site does not give TF1's forward values or gradients, or raises",
     "GRL303": "note: not verifiable: the site could not be exercised (the reason says why)",

@@ -23,7 +23,7 @@ from .contract import Gathered, rule
 IDIOM = Idiom(
     name="override_block",
     summary="with g.gradient_override_map({...}): the map, the graph and the ops made in the block",
-    codes=("GRL101", "GRL104", "GRL105", "GRL108", "GRL111", "GRL113", "GRL203"),
+    codes=("GRL101", "GRL104", "GRL105", "GRL108", "GRL111", "GRL113", "GRL203", "GRL207"),
     examples={
         "GRL101": source("""
             import tensorflow as tf
@@ -80,6 +80,14 @@ IDIOM = Idiom(
             def f(x):
                 with tf.get_default_graph().gradient_override_map({"cast": "Identity"}):
                     return tf.sign(x)
+            """),
+        "GRL207": source("""
+            import tensorflow as tf
+
+
+            def same(x, y):
+                with tf.get_default_graph().gradient_override_map({"Round": "Identity"}):
+                    return tf.equal(x, y)
             """),
     },
     cases=("graph_receivers_the_tool_can_prove", "override_dict_variable", "combined_with_items_name_scope",
@@ -357,6 +365,11 @@ def finish(facts) -> list[Diagnostic]:
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
             hint = f"'{meant[0]}' ops" if meant else "another gradient"
             said.append(Diagnostic.at(facts.pos(site.with_node), "GRL203", phantom_keys(keys, hint)))
+        elif not site.calls:
+            mapped = "/".join(dict.fromkeys(op.name for op, _ in site.entries)) or "mapped"
+            said.append(Diagnostic.at(facts.pos(site.with_node), "GRL207", (
+                f"note: the block makes no {mapped} op, so TF1 applied this map to nothing; the map is removed "
+                "and the block's code kept")))
     return said
 
 
