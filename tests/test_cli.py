@@ -228,3 +228,29 @@ def test_write_exits_1_while_an_override_is_left_and_0_when_none_is(tmp_path):
     done = tmp_path / "done.py"
     done.write_text((DANN / "before.py").read_text())
     assert run(done, "--write").exit_code == 0
+
+
+def test_explain_says_what_a_code_means_with_its_example():
+    result = run("--explain", "GRL115")
+    assert result.exit_code == 0 and result.stdout.startswith("GRL115: function.Defun")
+    assert "example:" in result.stdout and "the tool says (line" in result.stdout and "details:" in result.stdout
+    assert run("--explain", "GRL999").exit_code == 2
+
+
+def test_each_diagnostic_is_one_line_and_the_json_carries_its_details(tmp_path):
+    path = tmp_path / "outside.py"
+    path.write_text("import tensorflow as tf\n\n\ndef f(x):\n"
+                    "    ctx = tf.get_default_graph().gradient_override_map({'Sign': 'Identity'})\n"
+                    "    return tf.sign(x)\n")
+    text = run(path)
+    [line] = [ln for ln in text.stderr.splitlines() if "GRL111" in ln]
+    assert line.endswith("rewrite the affected ops with @tf.custom_gradient (--use-runtime migrates it)")
+    [d] = json.loads(run(path, "--format", "json").stdout)["files"][0]["diagnostics"]
+    assert d["message"] == line.split("GRL111 ", 1)[1] and "TF2 ignores the map" in d["details"]
+
+
+def test_usage_lists_every_code_with_a_line():
+    from tf_grl_migrate.codes import CODES
+
+    usage = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text()
+    assert all(f"- `{code}` {title}" in usage for code, title in CODES.items())

@@ -106,7 +106,7 @@ def test_use_in_a_module_that_does_not_import_the_registration(tmp_path):
     tree = _tree(tmp_path, grads=GRADS, elsewhere=NO_IMPORT, uses=USES)
     result = cli(tree, "-j", "1")
     assert ("elsewhere.py:5", "GRL102") in _diagnostics(result.output)
-    assert "or in a module it imports among the files of this run" in result.output
+    assert "matches no @RegisterGradient here or in the run" in result.output
 
 
 def test_output_does_not_depend_on_jobs(tmp_path):

@@ -30,7 +30,7 @@ def test_a_migrated_defun_says_what_it_dropped_and_why():
         ''')
     result = migrate_code(source)
     assert _codes(result) == ["GRL206"]
-    message = result.diagnostics[0].message
+    message = result.diagnostics[0].text
     assert all(word in message for word in ("declared input types", "func_name=", "noinline=", "shape_func="))
     assert "@tf.custom_gradient\ndef flip(x):" in result.code and "Defun" not in result.code
     again = migrate_code(result.code)

@@ -104,7 +104,7 @@ def test_unparsable_file_is_reported_where_python_puts_the_error(tmp_path, data,
     (diag,) = report.diagnostics
     if sys.version_info < (3, 10) and message.startswith("Missing parentheses"):
         where = "1:7"  # Python 3.9's parser puts this error after the word `print`, as it is reported
-    assert diag.code == "GRL902" and f"{diag.line}:{diag.col}" == where and message in diag.message
+    assert diag.code == "GRL902" and f"{diag.line}:{diag.col}" == where and message in diag.text
     assert path.read_bytes() == data and not report.written
 
 
@@ -149,7 +149,7 @@ def test_a_python_2_file_is_named_so_with_how_to_convert_it(tmp_path, line, cons
     [report] = migrate_paths([path], cache=False)
     [d] = report.diagnostics
     assert d.code == "GRL902" and d.line == 6
-    assert f"this file is Python 2: {construct}" in d.message and "python -m fissix -w FILE" in d.message
+    assert f"this file is Python 2 ({construct}" in d.message and "python -m fissix -w FILE" in d.text
 
 
 def test_a_python_3_syntax_error_gets_no_python_2_hint(tmp_path):

@@ -168,7 +168,7 @@ def test_cells_with_magics_are_migrated_and_keep_their_magics_byte_for_byte(tmp_
     assert sources[1].startswith("%%time\n@tf.custom_gradient") and "return _flip(x)" in sources[1]
     assert "      %time 1 + 1\n" in sources[2] and "_sign_straight_through(x)" in sources[2]
     assert "cell 4:1:1: GRL112" in result.output  # %%bash: not Python
-    assert "cell 5:2:5: GRL101 the override block calls an IPython magic" in result.output
+    assert "cell 5:2:5: GRL101 the block calls an IPython magic" in result.output
     nbformat.validate(nbformat.read(str(path), as_version=4))
     ns = {}
     from tf_grl_migrate.migrator import notebooks

@@ -135,9 +135,9 @@ def test_model_wide_refusal_names_the_runtime_recipe_with_the_blocks_own_map():
     source = _read(CASES / "refuse" / "model_wide_guided_relu" / "before.py")
     (diagnostic,) = migrate_code(source).diagnostics
     assert diagnostic.code == "GRL101"
-    assert 'tf_grl_migrate.gradient_override_map({"Relu": "GuidedRelu"})' in diagnostic.message
+    assert 'tf_grl_migrate.gradient_override_map({"Relu": "GuidedRelu"})' in diagnostic.text
     assert "`build_model`" in diagnostic.message
-    assert "`tf-grl-migrate --use-runtime` migrates this block" in diagnostic.message
+    assert "(--use-runtime migrates it)" in diagnostic.message
     assert "--use-runtime" not in migrate_code(source, use_runtime=True).code
 
 
@@ -148,22 +148,23 @@ def test_a_refusal_says_use_runtime_only_where_it_would_migrate():
     assert "--use-runtime" in migrate_code(taken).diagnostics[0].message
     for case in ("receiver_not_provably_a_graph", "registration_after_its_use_in_one_scope"):
         for d in migrate_code(_read(CASES / "refuse" / case / "before.py")).diagnostics:
-            assert "--use-runtime" not in d.message, case
+            assert "--use-runtime" not in d.text, case
     (d,) = migrate_code(_read(CASES / "refuse" / "gradient_reads_node_def" / "before.py"), use_runtime=True).diagnostics
-    assert "(--use-runtime does not take it: gradient function `_named_flip` reads `op.node_def`" in d.message
+    assert "(--use-runtime does not take it)" in d.message
+    assert "--use-runtime does not take it: gradient function `_named_flip` reads `op.node_def`" in d.text
 
 
 def test_use_runtime_leaves_identity_maps_around_unseen_code_refused():
     """TF1 made Identity ops of its own (a ref variable's read, `w/read`) where TF2 makes none: an
     Identity map around code the tool cannot see is not moved onto the runtime map, and says why."""
     (d,) = migrate_code(_read(CASES / "refuse" / "opaque_call_in_block" / "before.py"), use_runtime=True).diagnostics
-    assert d.code == "GRL101" and "`w/read`" in d.message and "--use-runtime does not take it" in d.message
+    assert d.code == "GRL101" and "`w/read`" in d.text and "--use-runtime does not take it" in d.message
     # refused first for another reason (a target held in a parameter): the block is looked at all the same
     chosen = ("import tensorflow as tf\n\n\ndef encode_reversed(x, encoder, gradient):\n"
               "    with tf.get_default_graph().gradient_override_map({'Identity': gradient}):\n"
               "        return encoder(x)\n")
     result = migrate_code(chosen, use_runtime=True)
-    assert result.code == chosen and "`w/read`" in result.diagnostics[0].message
+    assert result.code == chosen and "`w/read`" in result.diagnostics[0].text
 
 
 def test_model_wide_refusal_names_the_call_that_builds_the_model_not_a_builtin():
@@ -291,10 +292,10 @@ def test_grl102_offers_the_private_helper_hint_only_where_it_would_be_enough():
     local = head + ("def guided(x, name):\n    g = tf.get_default_graph()\n"
                     "    with g.gradient_override_map({'Relu': name}):\n        return tf.nn.relu(x)\n")
     (d,) = [d for d in migrate_code(model_wide).diagnostics if d.code == "GRL102"]
-    assert "module-private" not in d.message and "`VGG16`" in d.message
-    assert "--use-runtime` migrates this block" in d.message
+    assert "module-private" not in d.text and "`VGG16`" in d.text
+    assert "(--use-runtime migrates it)" in d.message
     (d,) = [d for d in migrate_code(local).diagnostics if d.code == "GRL102"]
-    assert "a module-private `_guided` called only with literals here would be migrated" in d.message
+    assert "a module-private `_guided` called only with literals here would be migrated" in d.text
 
 
 def test_a_name_tf2_has_in_no_form_around_a_migrated_site_gets_a_note():

@@ -136,7 +136,7 @@ def test_a_function_far_away_that_changes_a_module_level_map_is_kept():
     code, diagnostics = _migrate(text, False, 0)
     assert (code, diagnostics) == _migrate(text, False, 10**9)
     assert code == text and [d.code for d in diagnostics] == ["GRL105"]
-    assert "MAP['Identity'] = 'Other'" in diagnostics[0].message
+    assert "MAP['Identity'] = 'Other'" in diagnostics[0].text
 
 
 def test_a_map_bound_by_a_global_in_a_function_is_followed_to_its_other_users():

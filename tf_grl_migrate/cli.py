@@ -96,13 +96,23 @@ class _Progress:
                    "through ORIGINAL (module-level names; repeatable).")
 @click.option("--verify-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="Time limit per site and side for verification [default: 60].")
+@click.option("--explain", metavar="CODE", help="Say what a diagnostic code (GRLnnn) means, with its example, "
+                                                "and exit.")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
 def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache, verify, against,
-         calls, verify_timeout):
+         calls, verify_timeout, explain):
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
     """
+    if explain is not None:
+        from . import codes
+
+        code = explain.strip().upper()
+        if code not in codes.CODES:
+            raise click.UsageError(f"no code {explain!r}; the codes are {', '.join(sorted(codes.CODES))}")
+        click.echo(codes.explain(code), nl=False)
+        return
     if not paths:
         raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")
     if write and check:

@@ -18,26 +18,38 @@ class _Fields(NamedTuple):
     line: int
     col: int  # 1-based
     code: str
-    message: str
+    message: str  # one sentence: what is wrong here and the one thing to do
     cell: int | None = None  # notebook cell index (1-based), if any
+    details: str | None = None  # the rest: why, the recipe, the runtime option (JSON; --explain says more)
 
 
 class Diagnostic(_Fields):
-    """Immutable, ordered by (line, col, code, message, cell). Its code is one of the table's
-    (``codes.CODES``): a code that is not there cannot be emitted."""
+    """Immutable, ordered by (line, col, code, message, cell, details). Its code is one of the
+    table's (``codes.CODES``): a code that is not there cannot be emitted. A message written as
+    ``"sentence\ndetails"`` is split there: the first line is the message, the rest its details."""
 
     __slots__ = ()
 
-    def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None):
+    def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None,
+                details: str | None = None):
         if code not in CODES:
             raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there "
                              "(with its row in docs/idioms.md)")
-        return super().__new__(cls, line, col, code, message, cell)
+        if "\n" in message:
+            message, _, more = message.partition("\n")
+            details = f"{more.strip()} {details}".strip() if details else more.strip()
+        return super().__new__(cls, line, col, code, message, cell, details or None)
 
     @classmethod
-    def at(cls, position: tuple[int, int], code: str, message: str, cell: int | None = None) -> Diagnostic:
+    def at(cls, position: tuple[int, int], code: str, message: str, cell: int | None = None,
+           details: str | None = None) -> Diagnostic:
         """The diagnostic at ``position``, (line, column)."""
-        return cls(position[0], position[1], code, message, cell)
+        return cls(position[0], position[1], code, message, cell, details)
+
+    @property
+    def text(self) -> str:
+        """The message and its details, as one text."""
+        return f"{self.message} {self.details}" if self.details else self.message
 
     @property
     def severity(self) -> str:
@@ -64,6 +76,19 @@ class Diagnostic(_Fields):
         if self.cell is None:
             del data["cell"]
         return data
+
+
+
+
+def compose(*parts: str) -> str:
+    """Messages written as ``"sentence\ndetails"`` joined into one: the sentences, then the details."""
+    heads, tails = [], []
+    for part in parts:
+        head, _, tail = part.partition("\n")
+        heads.append(head)
+        if tail.strip():
+            tails.append(tail.strip())
+    return "".join(heads) + ("\n" + " ".join(tails) if tails else "")
 
 
 class FileReport:

@@ -98,8 +98,9 @@ class Cache:
                 data = json.load(handle)
             if data["format"] != FORMAT or data["key"] != key:
                 return None
-            diagnostics = [Diagnostic(int(line), int(col), str(code), str(message))
-                           for line, col, code, message in data["diagnostics"]]
+            diagnostics = [Diagnostic(int(line), int(col), str(code), str(message), None,
+                                      None if details is None else str(details))
+                           for line, col, code, message, details in data["diagnostics"]]
             new_text = data["code"]
             if new_text is not None and not isinstance(new_text, str):
                 return None
@@ -139,7 +140,7 @@ class Cache:
             "format": FORMAT,
             "key": key,
             "code": None if new_text == text else new_text,
-            "diagnostics": [[d.line, d.col, d.code, d.message] for d in diagnostics],
+            "diagnostics": [[d.line, d.col, d.code, d.message, d.details] for d in diagnostics],
         }
         path = self._path(key)
         try:

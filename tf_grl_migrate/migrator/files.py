@@ -173,8 +173,9 @@ def _parse_failure(text: str, exc) -> Diagnostic:
         ast.parse(text)
     except SyntaxError as err:
         if err.lineno:
-            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902",
-                              f"cannot parse: {err.msg}{python2_hint(err)}")
+            hint = python2_hint(err)
+            message = (f"cannot parse: {hint}\nPython says: {err.msg}." if hint else f"cannot parse: {err.msg}")
+            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902", message)
     except (ValueError, RecursionError, MemoryError):
         pass
     return Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
@@ -204,9 +205,9 @@ def python2_hint(err: SyntaxError) -> str:
         what = next((w for pattern, w in _PYTHON2_TEXT if pattern.search(err.text)), None)
     if what is None:
         return ""
-    return (f" (this file is Python 2: {what} on line {err.lineno}). Convert it to Python 3 first (`pip install "
-            "fissix` then `python -m fissix -w FILE`, the maintained lib2to3; or `2to3 -w FILE` on Python 3.12 and "
-            "older), then migrate again")
+    return (f"this file is Python 2 ({what} on line {err.lineno}): convert it to Python 3, then migrate again\n"
+            "To convert it: `pip install fissix` then `python -m fissix -w FILE` (the maintained lib2to3), or "
+            "`2to3 -w FILE` on Python 3.12 and older.")
 
 
 MAX_FILE_BYTES = 64 << 20  # a larger file is skipped (GRL907): no source or notebook of ours is near it
@@ -317,8 +318,10 @@ def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, 
     new_glued, inner = migrate_text(path, glued, use_runtime, cache, compute)
     for d in inner.diagnostics:
         cell, line = notebooks.cell_of_line(glued, indices, d.line)
-        message = d.message.replace(f"`{notebooks.MAGIC}`", "an IPython magic")
-        report.diagnostics.append(Diagnostic(line, d.col, d.code, message, cell=cell))
+        magic = f"`{notebooks.MAGIC}`"
+        message = d.message.replace(magic, "an IPython magic")
+        details = d.details.replace(magic, "an IPython magic") if d.details else None
+        report.diagnostics.append(Diagnostic(line, d.col, d.code, message, cell=cell, details=details))
     if not inner.changed or inner.failed:
         return report
     try:

@@ -50,9 +50,9 @@ def match_target(facts, value):
     why = f" ({reason.text})" if reason is not None else ""
     return Refusal(
         "GRL102",
-        f"cannot match override target {code_of(value)} to a @RegisterGradient in this module{why} "
-        "or in a module it imports among the files of this run; define that gradient with "
-        "@tf.custom_gradient by hand",
+        f"override target {code_of(value)} matches no @RegisterGradient here or in the run: define it with "
+        f"@tf.custom_gradient\nThe tool looked in this module and the modules of this run it "
+        f"imports{why}.",
         hints=reason.hints if reason is not None else (),
     )
 

@@ -126,8 +126,11 @@ def runtime_hint(facts, call, site) -> str:
     found = runtime_rules()
     if facts.use_runtime:
         why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
-        return f" (--use-runtime does not take it: {why})" if why else ""
+        return f" (--use-runtime does not take it)\n--use-runtime does not take it: {why}." if why else ""
     if site is not None and site.refusal.says_runtime:
         return ""
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
-    return f" ({hint})" if hint else ""
+    if not hint:
+        return ""
+    head, _, tail = hint.partition("\n")
+    return f" ({head})" + (f"\n{tail}" if tail else "")

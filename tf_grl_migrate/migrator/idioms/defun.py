@@ -108,7 +108,9 @@ class DefunSite:
 
 
 def _refuse(why: str) -> Refusal:
-    return Refusal("GRL115", f"{why}; write its @tf.custom_gradient by hand (docs/idioms.md: \"Defun\")")
+    return Refusal("GRL115", f"{why}: write its @tf.custom_gradient by hand\nA Defun's gradient becomes "
+                             "tf.custom_gradient inline only where it reads op.inputs and op.outputs; "
+                             "docs/idioms.md, \"Defun\", shows the shape to write.")
 
 
 @rule("gather")
@@ -319,8 +321,8 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
             if isinstance(attr, cst.Del):
                 continue
             shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
-            return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, which "
-                           "tf.custom_gradient cannot supply (only op.inputs and op.outputs)")
+            return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, not only op.inputs "
+                           "and op.outputs")
     site.uses_op = bool(site.reads_op)
     return None
 
@@ -342,9 +344,10 @@ def finish(facts) -> list[Diagnostic]:
         elif site.gradient_of is None:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
+            shown = ", ".join(["its input types", *(f"{k}=" for k in site.dropped)])
             said.append(Diagnostic.at(where, "GRL206", (
-                f"note: the Defun `{_name(site)}` is now a @tf.custom_gradient function; dropped: "
-                + "; ".join(dropped))))
+                f"note: the Defun `{_name(site)}` is now a @tf.custom_gradient function, without {shown}\n"
+                "Dropped: " + "; ".join(dropped) + ".")))
     return said
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ...report import Diagnostic
+from ...report import Diagnostic, compose
 from .. import precheck, targets
 from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling
 from ..scopes import ClassScope
@@ -96,8 +96,8 @@ IDIOM = Idiom(
            "map_key_that_is_no_op_type"),
 )
 
-OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement; TF2 ignores it, so rewrite the "
-                "affected ops by hand with @tf.custom_gradient")
+OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement: rewrite the affected ops with "
+                "@tf.custom_gradient\nTF2 ignores the map however it is entered.")
 
 TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be entered where the tool cannot follow "
                   "it; TF2 ignores it however it is entered, so rewrite the affected ops by hand with "
@@ -113,23 +113,24 @@ def unknown_op(op_name: str, hint: bool = True) -> Refusal:
     """GRL104; ``hint``: say what ``--use-runtime`` does with the block (not said under it)."""
     from ...knowledge import ops
 
-    runtime = (f", or migrate with `--use-runtime`, which keeps the registrations and enters "
-               f"tf_grl_migrate.gradient_override_map (TF1's meaning for '{op_name}' ops too)"
+    runtime = (f"; `--use-runtime` keeps the registrations and enters tf_grl_migrate.gradient_override_map "
+               f"(TF1's meaning for '{op_name}' ops too)"
                if hint and ops.is_registered_op_type(op_name) and op_name not in ops.PY_FUNC_TYPES else "")
     if hint and op_name in ops.PY_FUNC_TYPES:
         runtime = ("; where the block is the py_func recipe (`tf.RegisterGradient(name)(grad)`, then one "
                    "`tf.py_func(...)` under the map), `--use-runtime` migrates it to tf_grl_migrate.py_func(..., "
                    "grad=grad): tf.numpy_function under tf.custom_gradient")
-    return Refusal("GRL104", f"op type '{op_name}' is not in tf-grl-migrate's op table; wrap that op by hand in a "
-                             f"@tf.custom_gradient function (TF2 ignores gradient_override_map){runtime}",
+    short = " (--use-runtime migrates it)" if runtime else ""
+    return Refusal("GRL104", f"op type '{op_name}' is not in the tool's op table: wrap that op with "
+                             f"@tf.custom_gradient{short}\nTF2 ignores gradient_override_map{runtime}.",
                    says_runtime=bool(runtime))
 
 
 def not_a_graph(func: str) -> str:
-    return (f"`{func}` is not provably tf.Graph.gradient_override_map (a wrapper, or a receiver the tool cannot "
-            "resolve to a graph); TF2 ignores graph gradient overrides however they are entered, so wrap the "
-            "overridden ops yourself in a @tf.custom_gradient function (or bind the graph with "
-            "`g = tf.get_default_graph()` where the tool can see it)")
+    return (f"`{func}` is not provably a tf.Graph's map: wrap the overridden ops with @tf.custom_gradient, or bind "
+            "the graph where the tool sees it\nIt is a wrapper, or a receiver the tool cannot resolve to a graph "
+            "(`g = tf.get_default_graph()` in view resolves it); TF2 ignores graph gradient overrides however they "
+            "are entered.")
 
 
 def recipe(shown: str) -> str:
@@ -137,13 +138,13 @@ def recipe(shown: str) -> str:
     model): the same map (``shown``, as the source spells it), entered through the runtime, which
     gives TF2 TF1's meaning (ops of a mapped type created in the block)."""
     shown = " ".join(shown.split())
-    return (f"or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's "
+    return (f"Or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's "
             f"meaning: `with tf_grl_migrate.gradient_override_map({shown}):` around the same code (docs/runtime.md: "
-            "\"Guided backprop and other model-wide overrides\")")
+            "\"Guided backprop and other model-wide overrides\").")
 
 
-RUNTIME_HINT = ("`tf-grl-migrate --use-runtime` migrates this block: it keeps the registrations and enters "
-                "tf_grl_migrate.gradient_override_map instead, which gives TF2 TF1's meaning")
+RUNTIME_HINT = ("--use-runtime migrates it\n`tf-grl-migrate --use-runtime` keeps the registrations and enters "
+                "tf_grl_migrate.gradient_override_map instead, which gives TF2 TF1's meaning.")
 
 
 def phantom_keys(keys: str, hint: str) -> str:
@@ -215,9 +216,11 @@ def resolve_map(facts, arg):
         if not (isinstance(holder, cst.Arg) and holder.value is access.node
                 and facts.is_map_call(facts.parent(holder))):
             line = facts.pos(access.node)[0]
-            return Refusal("GRL105", f"override map `{arg.value}` is changed or shared after it is built (line {line}: "
-                              f"`{statement_code(facts, access.node)}`), so the literal is not what TF1 used; "
-                              "build the map as one literal, or rewrite the block by hand with @tf.custom_gradient")
+            return Refusal("GRL105", f"override map `{arg.value}` is changed or shared after it is built "
+                              f"(line {line}): build it as one literal, or rewrite the block with "
+                              "@tf.custom_gradient\n"
+                              f"Line {line}, `{statement_code(facts, access.node)}`, changes or shares it, so the "
+                              "literal is not what TF1 used.")
     return found[1]
 
 
@@ -245,8 +248,8 @@ def check_site(facts, site) -> Refusal | None:
     if mapping is None:
         return Refusal(
             "GRL105",
-            f"override map `{code_of(call.args[0].value)}` is not a dict literal the tool can read; "
-            "rewrite the block by hand with @tf.custom_gradient",
+            f"override map `{code_of(call.args[0].value)}` is not a dict literal the tool can read: rewrite the "
+            "block with @tf.custom_gradient",
         )
     if site.item.asname is not None:
         return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
@@ -279,10 +282,10 @@ def check_site(facts, site) -> Refusal | None:
     by_hand = recipe(code_of(mapping))
     if scan.opaque:
         node, what = scan.opaque[0]
-        return Refusal("GRL101", f"the override block hands control to code the tool cannot see (`{what}`, line "
-                          f"{facts.pos(node)[0]}); TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops "
-                          "created there too, and TF2 ignores gradient_override_map, so wrap those ops yourself "
-                          f"in a @tf.custom_gradient function, {by_hand}")
+        return Refusal("GRL101", f"the block hands control to `{what}` (line {facts.pos(node)[0]}), code the tool "
+                          "cannot see: wrap the ops made there with @tf.custom_gradient\n"
+                          f"TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops created there too, and "
+                          f"TF2 ignores gradient_override_map. {by_hand}")
     if scan.nested:
         return Refusal("GRL101", "the override block defines a function or class; ops it creates later may or may not "
                           "be overridden, so migrate this block by hand with @tf.custom_gradient")
@@ -307,9 +310,9 @@ def check_site(facts, site) -> Refusal | None:
             if makes_none_of(facts, inner, names, mapped):
                 continue
             inner, names = builder_call(facts, scan.calls[index:], mapped)
-            return Refusal("GRL101", f"the override block calls `{code_of(inner.func)}`, which "
-                              f"{ops.describe_call(names, mapped)}; TF2 ignores gradient_override_map, so wrap "
-                              f"those ops yourself in a @tf.custom_gradient function, {by_hand}")
+            return Refusal("GRL101", f"the block calls `{code_of(inner.func)}`, which "
+                              f"{ops.describe_call(names, mapped)}: wrap them with @tf.custom_gradient\n"
+                              f"TF2 ignores gradient_override_map. {by_hand}")
         if op.name not in mapped:
             continue
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
@@ -353,13 +356,14 @@ def finish(facts) -> list[Diagnostic]:
     moved = facts.moved
     for call in facts.loose_calls:
         if call not in moved:
-            said.append(Diagnostic.at(facts.pos(call), "GRL111", OUTSIDE_WITH + runtime_hint(facts, call, None)))
+            said.append(Diagnostic.at(facts.pos(call), "GRL111",
+                                      compose(OUTSIDE_WITH, runtime_hint(facts, call, None))))
     for site in facts.sites:
         if site.item.item in moved:
             continue
         if site.refusal:
             said.append(Diagnostic.at(facts.pos(site.with_node), site.refusal.code,
-                                   site.refusal.text() + runtime_hint(facts, site.item.item, site)))
+                                   compose(site.refusal.text(), runtime_hint(facts, site.item.item, site))))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())

@@ -35,9 +35,9 @@ IDIOM = Idiom(
     runtime=True,
 )
 
-HINT = ("`tf-grl-migrate --use-runtime` migrates this py_func recipe: tf_grl_migrate.py_func(..., grad=...) runs "
-        "the function with tf.numpy_function under tf.custom_gradient, the gradient receiving an op with inputs "
-        "and outputs")
+HINT = ("--use-runtime migrates it to tf_grl_migrate.py_func\n`tf-grl-migrate --use-runtime` migrates this py_func "
+        "recipe: tf_grl_migrate.py_func(..., grad=...) runs the function with tf.numpy_function under "
+        "tf.custom_gradient, the gradient receiving an op with inputs and outputs.")
 PY_FUNC = frozenset({"tensorflow.py_func", "tensorflow.python.ops.script_ops.py_func"})
 _PARAMETERS = ("func", "inp", "Tout", "stateful", "name")
 
