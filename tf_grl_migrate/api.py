@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple
 
 from .report import Diagnostic, FileReport
 
-__all__ = ["MigrationResult", "migrate_source", "migrate_paths", "Diagnostic", "FileReport"]
+__all__ = ["MigrationResult", "migrate_source", "migrate_paths", "explain", "Diagnostic", "FileReport"]
 
 
 class MigrationResult(NamedTuple):
@@ -260,3 +260,32 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_,
                                       keep_text=keep_text)
             for path, slice_ in links.items() if path in index}
+
+
+def explain(code: str) -> str:
+    """What ``tf-grl-migrate --explain CODE`` prints: the code's title, the idiom that owns it
+    (what that idiom is), and its example with what the tool says on it, message and details.
+    Raises KeyError for a code outside the table."""
+    from .codes import CODES
+
+    title = CODES[code]
+    kind = {"1": "a refusal: the site is left unchanged (--check exits 1, --write exits 1)",
+            "2": "a note on a migrated file (nothing refused)", "3": "verification (--verify)",
+            "9": "a file the tool could not process (exit 123; the rest of the tree is processed)"}[code[3]]
+    lines = [f"{code}: {title}", f"kind: {kind}"]
+    from .migrator.codemod import migrate_code
+    from .migrator.idioms import all_idioms
+
+    owner = next((i for i in all_idioms() if code in i.codes), None)
+    if owner is not None:
+        lines.append(f"idiom: {owner.name} ({owner.summary})")
+        example = owner.examples.get(code)
+        if example:
+            lines += ["", "example:", *(("    " + line).rstrip() for line in example.rstrip("\n").splitlines())]
+            said = [d for d in migrate_code(example).diagnostics if d.code == code]
+            for d in said[:1]:
+                lines += ["", f"the tool says (line {d.line}): {code} {d.message}"]
+                if d.details:
+                    lines += ["", "details:", d.details]
+    lines += ["", "more: docs/idioms.md (the table of codes), docs/usage.md"]
+    return "\n".join(lines) + "\n"

@@ -111,7 +111,7 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
         code = explain.strip().upper()
         if code not in codes.CODES:
             raise click.UsageError(f"no code {explain!r}; the codes are {', '.join(sorted(codes.CODES))}")
-        click.echo(codes.explain(code), nl=False)
+        click.echo(api.explain(code), nl=False)
         return
     if not paths:
         raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")

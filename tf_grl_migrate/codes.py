@@ -44,29 +44,3 @@ CODES = {
     "GRL907": "file over the size limit (64 MiB), skipped unread",
 }
 
-
-def explain(code: str) -> str:
-    """What ``tf-grl-migrate --explain CODE`` prints: the code's title, the idiom that owns it
-    (what that idiom is), and its example with what the tool says on it, message and details.
-    Raises KeyError for a code outside the table."""
-    title = CODES[code]
-    kind = {"1": "a refusal: the site is left unchanged (--check exits 1, --write exits 1)",
-            "2": "a note on a migrated file (nothing refused)", "3": "verification (--verify)",
-            "9": "a file the tool could not process (exit 123; the rest of the tree is processed)"}[code[3]]
-    lines = [f"{code}: {title}", f"kind: {kind}"]
-    from .migrator.codemod import migrate_code
-    from .migrator.idioms import all_idioms
-
-    owner = next((i for i in all_idioms() if code in i.codes), None)
-    if owner is not None:
-        lines.append(f"idiom: {owner.name} ({owner.summary})")
-        example = owner.examples.get(code)
-        if example:
-            lines += ["", "example:", *(("    " + line).rstrip() for line in example.rstrip("\n").splitlines())]
-            said = [d for d in migrate_code(example).diagnostics if d.code == code]
-            for d in said[:1]:
-                lines += ["", f"the tool says (line {d.line}): {code} {d.message}"]
-                if d.details:
-                    lines += ["", "details:", d.details]
-    lines += ["", "more: docs/idioms.md (the table of codes), docs/usage.md"]
-    return "\n".join(lines) + "\n"
