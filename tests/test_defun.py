@@ -80,3 +80,19 @@ def test_the_names_the_generated_function_uses_never_hide_its_parameters():
     result = migrate_code(source)
     assert "def f(outputs, grad):\n    outputs_ = _f_forward(outputs, grad)" in result.code
     assert "inputs=[outputs, grad]" in result.code
+
+
+def test_a_gradient_imported_from_another_module_is_refused_saying_so():
+    source = HEAD.replace("\n\n\n", "\nfrom .grads import reverse_grad\nimport grads2\n\n\n") + textwrap.dedent('''\
+        @function.Defun(tf.float32, python_grad_func=reverse_grad)
+        def flip(x):
+            return tf.identity(x)
+
+
+        @function.Defun(tf.float32, python_grad_func=grads2.reverse_grad)
+        def flip2(x):
+            return tf.identity(x)
+        ''')
+    result = migrate_code(source)
+    assert result.code == source and _codes(result) == ["GRL115", "GRL115"]
+    assert all("comes from another module" in d.message for d in result.diagnostics)

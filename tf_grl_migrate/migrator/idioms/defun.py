@@ -304,6 +304,9 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
         site.gradient_def = fdef
         params, body_scope = fdef.params, facts.scope(fdef.body.body[0]) if fdef.body.body else None
         where = f"gradient function `{fdef.name.value}`"
+    elif _imported(facts, value):
+        return _refuse(f"the gradient `{code_of(value)}` comes from another module, whose reads of `op` the "
+                       "tool does not follow")
     else:
         return _refuse(f"the gradient `{code_of(value)}` is chosen at run time, not a function of this module")
     if not params.params or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
@@ -325,6 +328,15 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
                            "and op.outputs")
     site.uses_op = bool(site.reads_op)
     return None
+
+
+def _imported(facts, value) -> bool:
+    """Whether ``value`` names (or is an attribute of) a name an import binds."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    if not isinstance(value, cst.Name):
+        return False
+    return any(isinstance(getattr(r, "node", None), (cst.Import, cst.ImportFrom)) for r in facts.referents(value))
 
 
 @rule("finish")
