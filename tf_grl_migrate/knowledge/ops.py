@@ -174,13 +174,13 @@ def describe_call(qualified_names, mapped) -> str:
         return f"may create {shown} ops the tool cannot see"
     if not entry["stable"] and set(entry["ops"] + entry.get("ops_rank3", [])) & set(mapped):
         rank2, rank3 = (", ".join(sorted(set(entry.get(k, entry["ops"])))) for k in ("ops", "ops_rank3"))
-        return (f"creates {rank2} for rank-2 inputs but {rank3} for rank-3 ones, so the tool cannot tell which "
-                "ops TF1 overrode (for one input rank only, a rank-exact spelling such as gen_math_ops.mat_mul "
-                "can be migrated)")
+        return (f"creates {rank2} or {rank3} by input rank, so which ops TF1 overrode is unknown\nIt creates "
+                f"{rank2} for rank-2 inputs but {rank3} for rank-3 ones; for one input rank only, a rank-exact "
+                "spelling such as gen_math_ops.mat_mul can be migrated.")
     hit = sorted(set(entry["ops"]) & set(mapped))
     if hit:
         return f"creates {', '.join(repr(k) for k in hit)} ops among others, which the tool cannot wrap one by one"
-    return f"may create {shown} ops along paths a trace does not show (TF adds Identity ops by itself)"
+    return f"may create {shown} ops a trace does not show\nTensorFlow adds Identity ops by itself."
 
 
 @functools.cache

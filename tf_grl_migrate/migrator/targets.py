@@ -82,9 +82,9 @@ def dispatch(facts, expr, values: list):
             continue
         found = [r for r in facts.registrations if r.name_key == ("str", value)]
         if len(found) != 1:
-            return Refusal("GRL102", f"override target {code_of(expr)} may be {value!r}, which matches "
-                              f"{len(found) or 'no'} registration(s) in this module; define that gradient with "
-                              "@tf.custom_gradient by hand")
+            return Refusal("GRL102", f"override target {code_of(expr)} may be {value!r}: define that gradient with "
+                              f"@tf.custom_gradient\n{value!r} matches {len(found) or 'no'} registration(s) in this "
+                              "module.")
         choices.setdefault(value, found[0])
     if len(choices) == 1:  # the name only ever holds one gradient name: call its function
         return next(iter(choices.values()))

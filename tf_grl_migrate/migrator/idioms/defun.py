@@ -350,9 +350,9 @@ def finish(facts) -> list[Diagnostic]:
             said.append(Diagnostic.at(where, site.refusal.code, site.refusal.text()))
         elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
             said.append(Diagnostic.at(where, "GRL205", (
-                f"note: `{_name(site)}` is a Defun with TensorFlow's own gradient, kept as it is: under TF2 it "
-                "raises eagerly and, in a tf.function, runs with no gradient (None); drop the decorator (a plain "
-                "function has TF1's numbers) or write @tf.function")))
+                f"note: `{_name(site)}` is a Defun with no gradient of its own, kept: drop the decorator, or write "
+                "@tf.function\nUnder TF2 a Defun raises eagerly and, in a tf.function, runs with no gradient (None, "
+                "no error); a plain function has TF1's forward values and gradients.")))
         elif site.gradient_of is None:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]

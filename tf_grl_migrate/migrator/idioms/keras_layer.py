@@ -123,10 +123,11 @@ def _engine_import(facts, stmt, small, module: str, root: str, notes: list):
     homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
     missing = [n for n, found in homes.items() if not found]
     if missing:
-        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}, and "
+        notes.append(_note(facts, stmt, f"Keras 3 has no {', '.join(missing)} where `{code_of(stmt).strip()}` "
+                                          "finds it: import what the module needs from where Keras 3 has it\n"
+                                          f"Keras 3 (TF >= 2.16) removed {module}, and "
                                           f"{' and '.join(f'{root}.{h}' for h in HOMES)} have no "
-                                          f"{', '.join(missing)}; import what the module needs from where Keras 3 "
-                                          "has it"))
+                                          f"{', '.join(missing)}."))
         return None
     home = homes[names[0]][0]
     if any(home not in found for found in homes.values()):

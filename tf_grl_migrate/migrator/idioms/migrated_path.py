@@ -69,9 +69,9 @@ def edit_module(builder) -> list[Diagnostic]:
                 builder.plan.renames[attr] = found
             elif found is not None:
                 notes.append(Diagnostic.at(facts.pos(attr), "GRL204", (
-                    f"note: `{code_of(attr)}` runs where the migrated code does, and TensorFlow 2 has no "
-                    f"{found[0]} in any form{' (it was removed in 1.0)' if found[1] else ''}: rewrite that line "
-                    "for TF2 by hand")))
+                    f"note: `{code_of(attr)}` runs where the migrated code does and TF2 lacks it: rewrite that line "
+                    f"for TF2\nTensorFlow 2 has no {found[0]} in any form"
+                    f"{' (it was removed in 1.0)' if found[1] else ''}.")))
     return notes
 
 

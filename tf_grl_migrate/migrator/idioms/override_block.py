@@ -99,14 +99,14 @@ IDIOM = Idiom(
 OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement: rewrite the affected ops with "
                 "@tf.custom_gradient\nTF2 ignores the map however it is entered.")
 
-TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value, to be entered where the tool cannot follow "
-                  "it; TF2 ignores it however it is entered, so rewrite the affected ops by hand with "
-                  "@tf.custom_gradient")
+TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value: rewrite the affected ops with "
+                  "@tf.custom_gradient\nIt is entered where the tool cannot follow it, and TF2 ignores it however "
+                  "it is entered.")
 
 PRIVATE_MAP = (
-    "this code uses the graph's private `_gradient_override_map` dict, which TF2 ignores like the map itself; "
-    "rewrite the affected ops by hand with @tf.custom_gradient (or use tf_grl_migrate.override_gradients where "
-    "the gradient is taken)")
+    "this code uses the graph's private `_gradient_override_map` dict: rewrite the affected ops with "
+    "@tf.custom_gradient\nTF2 ignores it like the map itself; tf_grl_migrate.override_gradients, where the gradient "
+    "is taken, is the other way.")
 
 
 def unknown_op(op_name: str, hint: bool = True) -> Refusal:
@@ -127,8 +127,8 @@ def unknown_op(op_name: str, hint: bool = True) -> Refusal:
 
 
 def not_a_graph(func: str) -> str:
-    return (f"`{func}` is not provably a tf.Graph's map: wrap the overridden ops with @tf.custom_gradient, or bind "
-            "the graph where the tool sees it\nIt is a wrapper, or a receiver the tool cannot resolve to a graph "
+    return (f"`{func}` is not provably a tf.Graph's map: wrap the ops with @tf.custom_gradient, or bind the graph "
+            "in view\nIt is a wrapper, or a receiver the tool cannot resolve to a graph "
             "(`g = tf.get_default_graph()` in view resolves it); TF2 ignores graph gradient overrides however they "
             "are entered.")
 
@@ -149,9 +149,9 @@ RUNTIME_HINT = ("--use-runtime migrates it\n`tf-grl-migrate --use-runtime` keeps
 
 def phantom_keys(keys: str, hint: str) -> str:
     """GRL203: map keys that cannot be op types (``keys``, as written), ``hint``: what may have been meant."""
-    return (f"note: {keys} in this override map is no op type (op types are CamelCase, such as 'Cast' "
-            f"or 'Maximum'), so TF1 overrode nothing for it and neither does the migrated code; if {hint} "
-            "was meant, write that gradient with @tf.custom_gradient")
+    return (f"note: {keys} in this map is no op type, so TF1 overrode nothing for it; if {hint} was meant, write "
+            "that gradient with @tf.custom_gradient\nOp types are CamelCase, such as 'Cast' or 'Maximum'; the "
+            "migrated code overrides nothing for it either.")
 
 
 @rule("gather")
@@ -216,9 +216,8 @@ def resolve_map(facts, arg):
         if not (isinstance(holder, cst.Arg) and holder.value is access.node
                 and facts.is_map_call(facts.parent(holder))):
             line = facts.pos(access.node)[0]
-            return Refusal("GRL105", f"override map `{arg.value}` is changed or shared after it is built "
-                              f"(line {line}): build it as one literal, or rewrite the block with "
-                              "@tf.custom_gradient\n"
+            return Refusal("GRL105", f"override map `{arg.value}` is changed after it is built (line {line}): "
+                              "build it as one literal, or rewrite the block with @tf.custom_gradient\n"
                               f"Line {line}, `{statement_code(facts, access.node)}`, changes or shares it, so the "
                               "literal is not what TF1 used.")
     return found[1]
@@ -298,11 +297,10 @@ def check_site(facts, site) -> Refusal | None:
         if wraps_operator(facts, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
-        return Refusal("GRL108", f"'{op_name}' ops created by the `{code_of(node.operator).strip()}` operator are "
-                          "overridden; the tool wraps `*` and binary `-` only when one operand is the result "
-                          "of a TensorFlow call that returns a tensor and the gradient is TensorFlow's two-input "
-                          "'Add' or a registration of this module, so rewrite them by hand with "
-                          "@tf.custom_gradient")
+        return Refusal("GRL108", f"'{op_name}' ops made by the `{code_of(node.operator).strip()}` operator are "
+                          "overridden: rewrite them with @tf.custom_gradient\nThe tool wraps `*` and binary `-` "
+                          "only when one operand is the result of a TensorFlow call that returns a tensor and the "
+                          "gradient is TensorFlow's two-input 'Add' or a registration of this module.")
     for index, inner in enumerate(scan.calls):
         names = facts.qn(inner.func, raw=True)
         op = ops.op_type_of_callable(names)
@@ -310,9 +308,10 @@ def check_site(facts, site) -> Refusal | None:
             if makes_none_of(facts, inner, names, mapped):
                 continue
             inner, names = builder_call(facts, scan.calls[index:], mapped)
-            return Refusal("GRL101", f"the block calls `{code_of(inner.func)}`, which "
-                              f"{ops.describe_call(names, mapped)}: wrap them with @tf.custom_gradient\n"
-                              f"TF2 ignores gradient_override_map. {by_hand}")
+            return Refusal("GRL101", compose(f"the block calls `{code_of(inner.func)}`, which ",
+                                             ops.describe_call(names, mapped),
+                                             f": wrap them with @tf.custom_gradient\nTF2 ignores "
+                                             f"gradient_override_map. {by_hand}"))
         if op.name not in mapped:
             continue
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
@@ -326,13 +325,13 @@ def check_site(facts, site) -> Refusal | None:
         registration = target.stmt if target.kind != "decorator" else target.fdef
         if (facts.scope(registration) not in visible
                 and not registered_gradient.reached_through_class(facts, target, here)):
-            where = ("cannot see it" if not isinstance(facts.scope(registration), ClassScope) else
-                     "cannot see it (a class body's gradient function is called as `Class.function` only from "
-                     "the methods of a plain, undecorated module-level class bound once)")
+            why = ("" if not isinstance(facts.scope(registration), ClassScope) else
+                   "\nA class body's gradient function is called as `Class.function` only from the methods of a "
+                   "plain, undecorated module-level class bound once.")
             return Refusal(
                 "GRL107",
-                f"the gradient registered as {code_of(target.name_expr)} is defined where this block "
-                f"{where}; move it to module level and migrate again",
+                f"the gradient registered as {code_of(target.name_expr)} is defined where this block cannot see it: "
+                f"move it to module level and migrate again{why}",
             )
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
@@ -341,8 +340,8 @@ def check_site(facts, site) -> Refusal | None:
             return Refusal(
                 "GRL107",
                 f"the gradient registered as {code_of(target.name_expr)} is defined after this block "
-                f"(line {facts.pos(registration)[0]}), so the migrated call would run before its "
-                "function exists; move the registration above the block and migrate again",
+                f"(line {facts.pos(registration)[0]}): move the registration above it and migrate again\n"
+                "The migrated call would run before its function exists.",
             )
     return None
 
@@ -510,8 +509,8 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     keywords = [a for a in call.args if a.keyword is not None]
     if (len(positional) != op.arity or any(a.star for a in call.args)
             or any(a.keyword is not None and a.keyword.value != "name" for a in keywords)):
-        return Refusal("GRL108", f"`{code_of(call)}` passes arguments the rewrite cannot forward (only {op.arity} "
-                          "positional input(s) and `name=` are); rewrite it by hand with @tf.custom_gradient")
+        return Refusal("GRL108", f"`{code_of(call)}` passes arguments the rewrite cannot forward: rewrite it with "
+                          f"@tf.custom_gradient\nOnly {op.arity} positional input(s) and `name=` are forwarded.")
     if not keywords:
         return None
     value = keywords[0].value

@@ -237,8 +237,8 @@ def check(facts, reg: Registration) -> Refusal | None:
     if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
             or params.star_kwarg or params.posonly_params):
         if len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
-            why = ("TF1 calls a registered gradient as fn(op, grad), so this one fails there too when the "
-                   "gradient is taken; give it the signature (op, grad) and migrate again")
+            why = ("give it the signature (op, grad) and migrate again\nTF1 calls a registered gradient as "
+                   "fn(op, grad), so this one fails there too when the gradient is taken.")
         else:
             why = "write its @tf.custom_gradient by hand"
         return Refusal("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
@@ -279,10 +279,9 @@ def check(facts, reg: Registration) -> Refusal | None:
                 line = facts.pos(node)[0]
                 return Refusal(
                     "GRL103",
-                    f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`, which "
-                    "tf.custom_gradient cannot supply (only op.inputs, op.inputs[i], op.outputs and op.outputs[0] "
-                    "map onto it); "
-                    "rewrite it by hand with @tf.custom_gradient",
+                    f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`: rewrite it with "
+                    "@tf.custom_gradient\ntf.custom_gradient cannot supply it: only op.inputs, op.inputs[i], "
+                    "op.outputs and op.outputs[0] map onto a custom gradient.",
                 )
             index = int(sub.slice[0].slice.value.value)
             kind = "in" if attr.attr.value == "inputs" else "out"
@@ -307,9 +306,9 @@ def check_def_name(facts, reg: Registration) -> Refusal | None:
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
     if readers:
-        return Refusal("GRL106", f"`{reg.function.name.value}` names more than one function in this scope and is "
-                                 f"read (line {facts.pos(readers[0])[0]}), so renaming either would break that; "
-                                 "give each gradient function its own name and migrate again")
+        return Refusal("GRL106", f"`{reg.function.name.value}` names more than one function here: give each "
+                                 "gradient function its own name and migrate again\nThe name is read (line "
+                                 f"{facts.pos(readers[0])[0]}), so renaming either would break that.")
     reg.rename = True
     return None
 
@@ -338,11 +337,11 @@ def _removed_aliases(facts, reg: Registration):
         qualified, removed = found
         if removed:
             return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) uses "
-                              f"`{code_of(attr)}`, which TensorFlow removed in 1.0 and TF2 has no replacement "
-                              "for; rewrite that line by hand, then migrate again")
+                              f"`{code_of(attr)}`, removed in TF 1.0: rewrite that line, then migrate again\n"
+                              "TF2 has no replacement for it.")
         return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) "
-                          f"uses `{code_of(attr)}`, which TensorFlow {ops.tf_version()} does not have "
-                          f"({qualified}); rewrite that line by hand, then migrate again")
+                          f"uses `{code_of(attr)}`, which TF2 lacks: rewrite that line, then migrate again\n"
+                          f"TensorFlow {ops.tf_version()} does not have {qualified}.")
     return None
 
 
@@ -390,8 +389,8 @@ def _keywords(facts, reg: Registration):
         changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
             return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(call)[0]}) "
-                              f"calls `{code_of(call.func)}` in a way TensorFlow {ops.tf_version()} does not "
-                              f"take: {why}; rewrite that call by hand, then migrate again")
+                              f"calls `{code_of(call.func)}` in a way TF2 does not take: rewrite that call, then "
+                              f"migrate again\nTensorFlow {ops.tf_version()}: {why}.")
         for i, arg in enumerate(positional):
             if i in changes:
                 reg.keywords[arg] = changes[i]
@@ -438,8 +437,9 @@ def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
     """Make ``reg`` a maker of custom-gradient functions, ``fn(forward, name=...)``, or refuse it."""
     if operator_use(facts, reg):
         return Refusal("GRL108", f"`{reg.function.name.value}` is the gradient of ops made by an operator "
-                                 f"(`a - b`) and {why}; the tool wraps an operator only for a registration "
-                                 "used alike everywhere, so rewrite these by hand with @tf.custom_gradient")
+                                 "(`a - b`) and used unalike: rewrite these with @tf.custom_gradient\n"
+                                 f"{why[:1].upper()}{why[1:]}; the tool wraps an operator only for a registration "
+                                 "used alike everywhere.")
     if reg.kind == "factory":
         return Refusal("GRL106", f"`{reg.function.name.value}` is returned by a factory and {why}; migrate it by hand")
     reg.maker = True
@@ -523,8 +523,9 @@ def finish(facts) -> list[Diagnostic]:
             continue  # used, maybe: only a name mentioned nowhere else is noted
         anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
         said.append(Diagnostic.at(facts.pos(anchor), "GRL202", (
-            f"note: the gradient registered as {spelled} is used by no override block of this file, so it "
-            "is kept as it is; if other modules use it, run the tool on them together with this one")))
+            f"note: the gradient registered as {spelled} is used by no block of this file and is kept; run the "
+            "tool on the modules that use it together\nIf other modules use it, running them with this one "
+            "migrates both ends.")))
     return said
 
 

@@ -41,9 +41,9 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
     if target.arity == 1:
         return Refusal("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op.name}' is "
                           "ambiguous; write its @tf.custom_gradient by hand")
-    return Refusal("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, but "
-                      f"'{op.name}' ops have {op.arity}, so TF1 failed when it took this gradient; "
-                      "write the intended @tf.custom_gradient by hand")
+    return Refusal("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, "
+                      f"'{op.name}' ops have {op.arity}: write the intended @tf.custom_gradient\nTF1 failed when it "
+                      "took this gradient.")
 
 
 @rule("convert_call")
