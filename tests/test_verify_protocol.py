@@ -172,3 +172,15 @@ def test_an_answer_for_a_way_of_calling_that_was_not_asked_is_not_verifiable(mon
     task = _task("f")
     outcome, label, ran = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
     assert outcome.status is Status.NOT_VERIFIABLE and "way 99" in outcome.reason and not ran
+
+
+def test_the_fallback_notice_names_every_gap_not_only_network_and_processes():
+    from tf_grl_migrate.verifier.pool import isolation_line
+
+    class _Worker:
+        hello = {"isolation": {"namespaces": False, "why": "unshare: Operation not permitted"}}
+
+    line = isolation_line([_Worker()])
+    assert all(gap in line for gap in ("network", "processes", "environment (/proc)", "Unix sockets", "container"))
+    _Worker.hello = {"isolation": {"namespaces": True, "why": None}}
+    assert isolation_line([_Worker()]) is None

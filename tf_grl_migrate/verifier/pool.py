@@ -153,7 +153,8 @@ def isolation_line(workers) -> str | None:
                 return None  # the documented isolation: nothing to add
             why = found.get("why") if isinstance(found.get("why"), str) else "unknown"
             return ("verification ran without network and PID namespaces here (" + why[:120] + "): the code under "
-                    "test could reach the network and leave processes behind; run untrusted code in a container")
+                    "test could reach the network, leave processes behind, signal the tool's processes and read "
+                    "their environment (/proc), and connect to local Unix sockets; run untrusted code in a container")
     return None
 
 
