@@ -319,3 +319,21 @@ def test_a_map_whose_block_makes_none_of_its_op_types_vanishes_with_a_note_sayin
     assert result.code == "import tensorflow as tf\n\n\ndef same(x, y):\n    return tf.equal(x, y)\n"
     [note] = result.diagnostics
     assert (note.line, note.code) == (5, "GRL207") and "no Round op" in note.message
+
+
+def test_every_diagnostic_that_says_use_runtime_migrates_it_is_migrated_by_it():
+    """A hint that keeps its promise (issue #39): over every case and idiom example, each site
+    whose one-line message says `--use-runtime migrates it` is no longer refused under it."""
+    from tf_grl_migrate.migrator.idioms import all_idioms
+
+    sources = [_read(p) for p in sorted(CASES.glob("*/*/before.py"))]
+    sources += [example for idiom in all_idioms() for example in idiom.examples.values()]
+    promised = 0
+    for source in sources:
+        sites = [(d.line, d.col) for d in migrate_code(source).diagnostics if "--use-runtime migrates it" in d.message]
+        if not sites:
+            continue
+        refused = {(d.line, d.col) for d in migrate_code(source, use_runtime=True).diagnostics if d.is_refusal}
+        promised += len(sites)
+        assert not set(sites) & refused, source[:200]
+    assert promised >= 20

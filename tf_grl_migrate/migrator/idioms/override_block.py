@@ -120,7 +120,8 @@ def unknown_op(op_name: str, hint: bool = True) -> Refusal:
         runtime = ("; where the block is the py_func recipe (`tf.RegisterGradient(name)(grad)`, then one "
                    "`tf.py_func(...)` under the map), `--use-runtime` migrates it to tf_grl_migrate.py_func(..., "
                    "grad=grad): tf.numpy_function under tf.custom_gradient")
-    short = " (--use-runtime migrates it)" if runtime else ""
+    # a promise only where it is one: the py_func hint holds for the recipe alone, so it stays in the details
+    short = " (--use-runtime migrates it)" if runtime and op_name not in ops.PY_FUNC_TYPES else ""
     return Refusal("GRL104", f"op type '{op_name}' is not in the tool's op table: wrap that op with "
                              f"@tf.custom_gradient{short}\nTF2 ignores gradient_override_map{runtime}.",
                    says_runtime=bool(runtime))
