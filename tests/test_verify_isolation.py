@@ -333,7 +333,8 @@ def test_no_module_a_child_writes_is_imported_by_a_later_child(tmp_path):
     from tf_grl_migrate.verifier import zygote
 
     marker = tmp_path / "imported"
-    names = [n.split(".")[0] for n in zygote.LATE_IMPORTS] + list(zygote.OWN_MODULES) + ["json", "select"]
+    names = [n.split(".")[0] for n in zygote.LATE_IMPORTS] + list(zygote.OWN_MODULES) + ["json", "select",
+                                                                                          "numpy", "keras"]
     planter = port(f'''
         for folder in {{os.getcwd(), os.path.dirname(os.getcwd()), os.environ.get("TMPDIR", os.getcwd())}}:
             for name in {names!r}:

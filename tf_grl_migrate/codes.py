@@ -43,4 +43,3 @@ CODES = {
     "GRL906": "notebook cannot be written back exactly",
     "GRL907": "file over the size limit (64 MiB), skipped unread",
 }
-

@@ -187,10 +187,10 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
     found = set()
     for path, raw in sources.items():
         if wanted is not None:
-            names = _STAR_FROM.findall(raw)
-            if len(names) == len(STAR_IMPORT.findall(raw)) and not any(  # each `import *` is a plain line
-                    run.module_path(path, n.lstrip(b".").decode("ascii", "replace"), len(n) - len(n.lstrip(b".")))
-                    in wanted for n in names):
+            names = _STAR_FROM.findall(raw)  # `.mod`, `pkg.mod`: each `import *` on a plain line, where counts agree
+            if len(names) == len(STAR_IMPORT.findall(raw)) and not any(
+                    run.module_path(path, name.lstrip(b".").decode("ascii", "replace"),
+                                    len(name) - len(name.lstrip(b"."))) in wanted for name in names):
                 continue
         try:
             tree = ast.parse(raw)

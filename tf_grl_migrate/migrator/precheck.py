@@ -16,15 +16,16 @@ def is_runtime_map(receiver_name: str | None) -> bool:
     return receiver_name == RUNTIME
 
 
+MARKERS = (MARKER, DEFUN)  # a file without one of these cannot hold an override
+_MARKER_BYTES = tuple(m.encode() for m in MARKERS)
+
+
 def may_hold_override(code: str) -> bool:
-    return MARKER in code or DEFUN in code
-
-
-CANDIDATES = (MARKER.encode(), DEFUN.encode())  # a file without one of these cannot hold an override
+    return any(marker in code for marker in MARKERS)
 
 
 def may_hold_override_bytes(raw: bytes) -> bool:
-    return any(marker in raw for marker in CANDIDATES)
+    return any(marker in raw for marker in _MARKER_BYTES)
 
 
 def screen(code: str):

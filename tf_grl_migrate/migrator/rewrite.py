@@ -364,6 +364,7 @@ class Builder:
         self.plan = Plan()
         self.taken = set(planner.module_names)
         self._tf: str | None = None
+        self._modules: dict[str, str] = {}  # import_module's answers
         self.builtins: dict = {}
 
     @property
@@ -374,34 +375,35 @@ class Builder:
         return self._tf
 
     def tf_alias(self) -> str:
-        for stmt in self.p.module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Import):
-                        for alias in small.names:
-                            name = code_of(alias.name)
-                            if ops.canonical(name + ".") == "tensorflow.":  # also tensorflow.compat.v1
-                                return bound_name(alias) if alias.asname else name
+        found = self._imported_as(lambda name: ops.canonical(name + ".") == "tensorflow.")  # tensorflow.compat.v1 too
+        if found is not None:
+            return found
         fresh = fresh_name("tf", self.taken)  # `tf` may name something else in this module
         self.plan.new_imports.append(f"import tensorflow as {fresh}")
         return fresh
 
     def import_module(self, module: str) -> str:
         """The name this module has for ``module`` at its top level (``import types``), imported
-        under a fresh name where it has none."""
+        (once) under a fresh name where it has none."""
+        if module not in self._modules:
+            found = self._imported_as(lambda name: name == module)
+            if found is None:
+                found = fresh_name(module, self.taken)
+                self.plan.new_imports.append(f"import {module}" + (f" as {found}" if found != module else ""))
+            self._modules[module] = found
+        return self._modules[module]
+
+    def _imported_as(self, wanted) -> str | None:
+        """What a module-level ``import X`` (``as Y``) binds, for the first X with ``wanted(X)``."""
         for stmt in self.p.module.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, cst.Import):
                         for alias in small.names:
-                            if code_of(alias.name) == module:
-                                return bound_name(alias) if alias.asname else module
-        line = next((i for i in self.plan.new_imports if i.startswith(f"import {module}")), None)
-        if line is not None:
-            return line.split()[-1]
-        fresh = fresh_name(module, self.taken)
-        self.plan.new_imports.append(f"import {module}" + (f" as {fresh}" if fresh != module else ""))
-        return fresh
+                            name = code_of(alias.name)
+                            if wanted(name):
+                                return bound_name(alias) if alias.asname else name
+        return None
 
     def add_import(self, module: str, level: int, name: str) -> None:
         """``name`` joins the module-level ``from <module> import ...`` of this module."""

@@ -133,13 +133,23 @@ def _owner_here() -> _Owner:
     return owner
 
 
-def _release(owner: _Owner) -> None:
-    """``owner``'s last block ended: its callback leaves this thread."""
-    if owner.stack or getattr(_STATE, "owner", None) is not owner:
+def _retire(owner: _Owner) -> None:
+    """After a block of ``owner`` ended: where it was the last, its callback leaves this thread and
+    it is no longer active (the threading hook goes with the last active owner)."""
+    if owner.stack:
         return
-    _STATE.owner = None
-    if owner.on_op in _own_callbacks():
-        _internals().remove_op_callback(owner.on_op)
+    if getattr(_STATE, "owner", None) is owner:
+        _STATE.owner = None
+        if owner.on_op in _own_callbacks():
+            _internals().remove_op_callback(owner.on_op)
+    with _THREADS_LOCK:
+        if owner not in _ACTIVE:
+            return
+        _ACTIVE.remove(owner)
+        if not _ACTIVE and _PROFILE:
+            previous = _PROFILE.pop()
+            if getattr(threading, "getprofile", lambda: _started_in_a_block)() is _started_in_a_block:
+                threading.setprofile(previous)
 
 
 def _started_in_a_block(frame, event, arg):
@@ -167,17 +177,6 @@ def _activate(owner: _Owner) -> None:
         if len(_ACTIVE) == 1 and not _PROFILE:
             _PROFILE.append(getattr(threading, "getprofile", lambda: None)())
             threading.setprofile(_started_in_a_block)
-
-
-def _deactivate(owner: _Owner) -> None:
-    with _THREADS_LOCK:
-        if owner.stack or owner not in _ACTIVE:
-            return
-        _ACTIVE.remove(owner)
-        if not _ACTIVE and _PROFILE:
-            previous = _PROFILE.pop()
-            if getattr(threading, "getprofile", lambda: _started_in_a_block)() is _started_in_a_block:
-                threading.setprofile(previous)
 
 
 class _TF(NamedTuple):
@@ -576,8 +575,7 @@ class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_ove
             if owner.stack[i] is block:
                 del owner.stack[i]
                 break
-        _release(owner)
-        _deactivate(owner)
+        _retire(owner)
         if exc[0] is None and block.variables and not block.made:
             raise RuntimeError(
                 f"gradient_override_map: variables were created in this block (a model was built) but no "

@@ -4,7 +4,6 @@ method of an instance, a block exercised alone, a model handed to a ``model_fn``
 the errors that end an attempt. Imported in the child only, after TensorFlow (``TF``)."""
 
 from __future__ import annotations
-import __future__
 
 import os
 import types
@@ -203,10 +202,7 @@ def load_block(module, entry, side):
     os.makedirs(os.path.dirname(path))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(source)
-    flags = 0  # the module's own future features (bound in its namespace), never the loader's
-    for value in list(module.__dict__.values()):
-        if isinstance(value, __future__._Feature):
-            flags |= value.compiler_flag
+    flags = module.__dict__.get("__grl_future_flags__", 0)  # the module's own future features (run_definitions)
     exec(compile(source, path, "exec", flags, dont_inherit=True), module.__dict__)
     return path
 

@@ -249,7 +249,7 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
     statements, refused = definitions(tree, wanted, project)
     module.__dict__.setdefault("__grl_refused__", {}).update(refused)
     stars = module.__dict__.setdefault("__grl_star_stubs__", [])
-    flags = future_flags(tree)  # the module's own `from __future__ import ...`, never the loader's
+    flags = module.__dict__["__grl_future_flags__"] = future_flags(tree)  # its own, never the loader's
     for stmt in statements:
         code = compile(ast.Module(body=[stmt], type_ignores=[]), path, "exec", flags, dont_inherit=True)
         for _ in range(20):
@@ -290,6 +290,11 @@ def explain_name_error(module, exc: NameError):
     if name is None:
         text = str(exc)
         name = text.split("'")[1] if text.count("'") >= 2 else None
+    return explain_missing_name(module, name)
+
+
+def explain_missing_name(module, name: str | None):
+    """Why ``name`` is not bound in ``module``, where the tool knows (see explain_name_error)."""
     refused = module.__dict__.get("__grl_refused__", {})
     if name in refused:
         line, code, why = refused[name]

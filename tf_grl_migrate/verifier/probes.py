@@ -230,6 +230,7 @@ def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=(), ints=fr
     second) | "default"}. The first way gives a tensor to every parameter without a default that
     flows into an overridden op; the second (when there are several) to the first of them only,
     the others taking numbers (a bit width, a scale); ``ints``: parameters that take integers only."""
+    flow = flow - set(ints)  # an integer parameter is never given a tensor
     models = {p[0] for p in params if not p[1]} & _called(fdef)  # given a small model making the map's op types
     flowing = [p[0] for p in params if p[0] in flow and not p[1] and p[0] not in models]
     if not flowing and tensor_first:
@@ -419,7 +420,7 @@ def _probe(chain, where, blocks, trees, tree, ops=(), ints=frozenset()) -> Probe
         return Probe({}, where, [fdef.name], "an async function is not exercised")
     closure = len(chain) > len(entry_chain)  # the site is in a def nested in the entry: it returns that
     if not classes:
-        variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks) - set(ints),
+        variants = _arguments(fdef, _params(fdef, skip_self=False), _flowing(fdef, blocks),
                               call_site_literals(trees, {fdef.name}), tensor_first=not closure, ops=ops, ints=ints)
         entry: dict[str, Any] = {"kind": "function", "name": fdef.name, "variants": variants}
         return Probe(entry, where, [_label(fdef.name, v, closure) for v in variants])

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
 MAX_ANSWER_BYTES = 64 << 20  # an answer longer than this is refused unread
 MAX_ELEMENTS = 1 << 22  # per array
+
+
+MODES = ("eager", "tf.function")  # what the TF2 side runs, in this order, each at every setting
 
 
 class ProtocolError(ValueError):
@@ -240,7 +244,7 @@ def _number(value, where: str) -> float:
     return float(value)
 
 
-_LARGEST = int(1.7976931348623157e308)
+_LARGEST = int(sys.float_info.max)
 
 
 def _decode(kind: Kind, data) -> Ran | Values | Unverifiable:
@@ -272,7 +276,7 @@ def _decode(kind: Kind, data) -> Ran | Values | Unverifiable:
         for i, r in enumerate(_need(body, "runs", list, tag)):
             where = f"values.runs[{i}]"
             mode = _need(r, "mode", str, where)
-            if mode not in ("eager", "tf.function"):
+            if mode not in MODES:
                 raise ProtocolError(f"{where}: a bad mode")
             setting = _need(r, "setting", int, where)
             if "error" in r:

@@ -10,8 +10,8 @@ import traceback
 
 from . import calling
 from .calling import GIVE_UP, describe, give_up_on, inputs, upstream
-from .loading import MissingDependency, ScriptCodeNeeded, explain_name_error, forget, load
-from .protocol import ModeError, ModeValues, Request, Unverifiable, Values
+from .loading import MissingDependency, ScriptCodeNeeded, explain_missing_name, forget, load
+from .protocol import MODES, ModeError, ModeValues, Request, Unverifiable, Values
 
 _WRITTEN: dict = {"path": None, "lines": frozenset()}
 
@@ -117,13 +117,13 @@ def values(req: Request):
                 return _definitions_failed(exc, module, block)
             name = calling.entry_name(entry)
             if entry["kind"] != "block" and name not in module.__dict__:
-                needed = explain_name_error(module, NameError(f"name {name!r} is not defined"))
+                needed = explain_missing_name(module, name)
                 if needed is not None:  # bound by a statement verification does not run, or a star-import
                     return Unverifiable(str(needed))
                 return Values((), defined=False)
             args = entry["variants"][plan["variant"]]
             runs: list[ModeError | ModeValues] = []
-            for mode in ("eager", "tf.function"):
+            for mode in MODES:
                 for index, setting in enumerate(plan["settings"]):
                     try:
                         ys, gs, count = _run(module, entry, args, plan["shape"], setting, plan["variables"][index],

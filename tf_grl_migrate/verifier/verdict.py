@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .protocol import Array, ModeError, Ran, Status, Values
+from .protocol import MODES, Array, ModeError, Ran, Status, Values
 
 FORWARD_TOL = (1e-6, 1e-6)  # (rtol, atol): float32 rounding of the same ops
 GRADIENT_TOL = (1e-5, 1e-6)  # the same math in another order
@@ -108,9 +108,6 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
         return Outcome(Status.NOT_VERIFIABLE, None, f"no answer for {unanswered}")
     note = "; ".join(f"{m} not run: {why}" for m, why in skipped) or None
     return Outcome(Status.VERIFIED, worst, note)
-
-
-MODES = ("eager", "tf.function")
 
 
 def _unanswered(reference: Ran, values: Values, stopped: set) -> str | None:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from .protocol import MAX_ANSWER_BYTES
+from .protocol import MAX_ANSWER_BYTES, ProtocolError, loads
 
 MAX_REQUEST_BYTES = 256 << 20
 
@@ -162,8 +162,8 @@ def serve(message: dict, cap: int, namespaces: bool, root: str) -> dict:
         return {"id": rid, "failure": f"the child ended without an answer ({_ended(status)}: out of memory, a crash "
                                       "in TensorFlow, or the code under test ended the process)"}
     try:
-        return {"id": rid, "answer": json.loads(b"".join(chunks))}
-    except ValueError:
+        return {"id": rid, "answer": loads(b"".join(chunks))}  # the one parser (nesting, huge numbers)
+    except ProtocolError:
         return {"id": rid, "failure": "the child's answer is not JSON"}
 
 
@@ -188,7 +188,7 @@ def _ended(status: int) -> str:
 # functions): imported here first, so that a module of that name in the user's tree, or one a
 # child wrote, is never what they get.
 LATE_IMPORTS = ("ctypes", "resource", "socket", "symtable", "tempfile", "traceback", "importlib.util",
-                "importlib.abc", "numpy", "keras")
+                "importlib.abc")  # numpy, keras and TensorFlow: imported by main() itself, first
 OWN_MODULES = ("calling", "isolation", "loading", "protocol", "script", "tf1", "tf2")
 
 

@@ -80,7 +80,6 @@ class DefunSite:
 
     call: cst.Call
     fdef: cst.FunctionDef | None = None  # the decorated def
-    decorator: cst.Decorator | None = None
     stmt: cst.SimpleStatementLine | None = None  # call form: `target = Defun(...)(wrapped)`
     target: str = ""
     wrapped: cst.BaseExpression | None = None
@@ -89,13 +88,11 @@ class DefunSite:
     gradient_def: cst.FunctionDef | None = None  # the def python_grad_func names, where it names one
     grad_defun: DefunSite | None = None  # grad_func's Defun
     reads_op: set[str] = field(default_factory=set)  # "inputs", "outputs": what the gradient reads of op
-    uses_op: bool = False
     dropped: list[str] = field(default_factory=list)
     gradient_of: DefunSite | None = None  # this Defun is another's grad_func
     refusal: Refusal | None = None
     anchor: cst.CSTNode | None = None  # where a Defun taken as a value is named
     provable: bool = True  # the callee is provably tensorflow.python.framework.function.Defun
-
 
     def runs(self) -> list:
         """The code the migrated function runs (its forward, its gradient), which must run under TF2;
@@ -178,7 +175,7 @@ def _placed(facts, site: DefunSite) -> DefunSite:
         return site
     if isinstance(parent, cst.Decorator):
         fdef = facts.parent(parent)
-        site.fdef, site.decorator = fdef, parent
+        site.fdef = fdef
         if len(fdef.decorators) != 1:
             site.refusal = _refuse(f"`{fdef.name.value}` has other decorators besides the Defun")
         return site
@@ -326,7 +323,6 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
             shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
             return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, not only op.inputs "
                            "and op.outputs")
-    site.uses_op = bool(site.reads_op)
     return None
 
 
@@ -401,7 +397,7 @@ def _emit(builder, site: DefunSite) -> None:
     else:
         params = f"*{fresh_name('args', used)}"
     names = _call_arguments(fdef, params)
-    inputs = _inputs(fdef, params)
+    inputs = f"[{names}]"  # TF1's op.inputs: every argument, in order
     out, grad, dys, op = (fresh_name(n, used) for n in ("outputs", "grad", "dys", "op"))
     lines = []
     if site.grad_defun is not None:
@@ -409,12 +405,12 @@ def _emit(builder, site: DefunSite) -> None:
     elif site.gradient is not None:
         gradient = code_of(site.gradient)
         gradient = f"({gradient})" if isinstance(site.gradient, cst.Lambda) else gradient
-        if site.uses_op:
+        if site.reads_op:
             parts = [f"inputs={inputs}"]
             if "outputs" in site.reads_op:
                 parts.append(f"outputs=list({out}) if isinstance({out}, (list, tuple)) else [{out}]")
             lines.append(f"{op} = {builder.import_module('types')}.SimpleNamespace({', '.join(parts)})")
-        lines.append(f"return {gradient}({op if site.uses_op else 'None'}, *{dys})")
+        lines.append(f"return {gradient}({op if site.reads_op else 'None'}, *{dys})")
     body = "".join(f"        {line}\n" for line in lines)
     text = (f"@{builder.tf}.custom_gradient\ndef {name}({params}):\n    {out} = {forward}({names})\n\n"
             f"    def {grad}(*{dys}):\n{body}\n    return {out}, {grad}\n")
@@ -441,18 +437,5 @@ def _call_arguments(fdef, params: str) -> str:
     """The custom-gradient function's parameters passed on, as written."""
     if fdef is None:
         return params
-    out = [p.name.value for p in fdef.params.params]
-    if isinstance(fdef.params.star_arg, cst.Param):
-        out.append(f"*{fdef.params.star_arg.name.value}")
-    return ", ".join(out)
+    return ", ".join([*(p.name.value for p in fdef.params.params), *(f"*{p.name.value}" for p in _star(fdef.params))])
 
-
-def _inputs(fdef, params: str) -> str:
-    """TF1's ``op.inputs``: every argument, in order, as a list."""
-    if fdef is None:
-        return f"list({params[1:]})"
-    plain = [p.name.value for p in fdef.params.params]
-    star = fdef.params.star_arg
-    if isinstance(star, cst.Param):
-        return f"[{', '.join([*plain, '*' + star.name.value])}]" if plain else f"list({star.name.value})"
-    return f"[{', '.join(plain)}]"
