@@ -82,7 +82,7 @@ def test_the_names_the_generated_function_uses_never_hide_its_parameters():
     assert "inputs=[outputs, grad]" in result.code
 
 
-def test_a_gradient_imported_from_another_module_is_refused_saying_so():
+def test_a_gradient_imported_from_a_module_outside_the_run_is_refused_saying_so():
     source = HEAD.replace("\n\n\n", "\nfrom .grads import reverse_grad\nimport grads2\n\n\n") + textwrap.dedent('''\
         @function.Defun(tf.float32, python_grad_func=reverse_grad)
         def flip(x):
@@ -95,4 +95,96 @@ def test_a_gradient_imported_from_another_module_is_refused_saying_so():
         ''')
     result = migrate_code(source)
     assert result.code == source and _codes(result) == ["GRL115", "GRL115"]
-    assert all("comes from another module" in d.message for d in result.diagnostics)
+    assert all("comes from a module outside this run: run the tool on that module too" in d.message
+               for d in result.diagnostics)
+
+
+GRADS = """\
+import tensorflow as tf
+
+
+def reverse_grad(op, dy):
+    return -dy * tf.ones_like(op.inputs[0])
+
+
+def attr_grad(op, dy):
+    return dy * op.get_attr("T")
+
+
+@tf.function
+def decorated_grad(op, dy):
+    return -dy
+
+
+def rebinds_op(op, dy):
+    op = None
+    return -dy
+
+
+def keyword_only(op, *, dy):
+    return -dy
+
+
+reverse_twice = reverse_grad
+reverse_twice = attr_grad
+"""
+
+MODEL = """\
+import tensorflow as tf
+from tensorflow.python.framework import function
+
+import grads
+from grads import reverse_grad
+
+
+@function.Defun(tf.float32, python_grad_func=reverse_grad)
+def flip(x):
+    return tf.identity(x)
+
+
+@function.Defun(tf.float32, python_grad_func=grads.{other})
+def other(x):
+    return tf.identity(x)
+"""
+
+
+def test_a_gradient_another_module_of_the_run_defines_is_read_there(tmp_path):
+    """Migrated where that module's def reads of its op only op.inputs / op.outputs; refused with
+    what it does else (cli: the run's facts link the two modules)."""
+    from harness import cli
+
+    (tmp_path / "grads.py").write_text(GRADS)
+    why = {"attr_grad": "line 9 uses `op` other than as op.inputs and op.outputs",
+           "decorated_grad": "it is decorated or asynchronous",
+           "rebinds_op": "line 18 uses `op` other than as op.inputs and op.outputs",
+           "keyword_only": "it does not take (op, *grads)",
+           "reverse_twice": "`reverse_twice` is bound more than once in grads.py",
+           "missing": "`missing` is no function defined in grads.py"}
+    for other, reason in why.items():
+        (tmp_path / "model.py").write_text(MODEL.format(other=other))
+        result = cli(tmp_path, "--write", "-j", "1", "--no-cache")
+        model = (tmp_path / "model.py").read_text()
+        assert "@tf.custom_gradient\ndef flip(x):" in model and "return reverse_grad(op, *dys)" in model
+        assert f"python_grad_func=grads.{other})" in model, other
+        assert f"GRL115 the gradient `grads.{other}` (grads.py): {reason}: write" in result.output, result.output
+    (tmp_path / "model.py").write_text(MODEL.format(other="reverse_grad"))
+    result = cli(tmp_path, "--write", "-j", "1", "--no-cache")
+    assert result.exit_code == 0 and "Defun" not in (tmp_path / "model.py").read_text(), result.output
+
+
+def test_a_cached_result_never_outlives_the_gradient_module_it_read(tmp_path, monkeypatch):
+    """The Defun module's result depends on the other module's def: changing that def changes the
+    answer on the next cached run."""
+    from harness import cli
+
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "grads.py").write_text(GRADS)
+    (tree / "model.py").write_text(MODEL.format(other="reverse_grad"))
+    first = cli(tree, "-j", "1")
+    assert "GRL115" not in first.output and "2 sites" not in first.output
+    (tree / "grads.py").write_text(GRADS.replace("return -dy * tf.ones_like(op.inputs[0])",
+                                                 "return -dy * op.get_attr('T')"))
+    second = cli(tree, "-j", "1")
+    assert second.output.count("GRL115") == 2, second.output

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .precheck import MARKER
+from .precheck import DEFUN, MARKER
 from .verdicts import Refusal
 
 REGISTER = "RegisterGradient"
@@ -28,18 +28,23 @@ class ModuleFacts:
     from_names: dict = field(default_factory=dict)  # binding -> (module spelling, level, name)
     uses: list = field(default_factory=list)  # (op type, target spelling, target ("str"|"name"|"attr", ...))
     bound_twice: set = field(default_factory=set)  # module-level names bound more than once
+    grad_refs: list = field(default_factory=list)  # Defun(python_grad_func=NAME | m.NAME): the targets
+    gradients: dict = field(default_factory=dict)  # module-level def -> (op reads) or why it is no (op, *grads)
 
 
 def to_json(facts: ModuleFacts) -> dict:
     return {"registrations": facts.registrations, "constants": facts.constants, "modules": facts.modules,
-            "from_names": facts.from_names, "uses": facts.uses, "bound_twice": sorted(facts.bound_twice)}
+            "from_names": facts.from_names, "uses": facts.uses, "bound_twice": sorted(facts.bound_twice),
+            "grad_refs": facts.grad_refs, "gradients": facts.gradients}
 
 
 def from_json(path: str, data: dict) -> ModuleFacts:
     return ModuleFacts(
         path, {k: tuple(v) for k, v in data["registrations"].items()}, dict(data["constants"]),
         {k: tuple(v) for k, v in data["modules"].items()}, {k: tuple(v) for k, v in data["from_names"].items()},
-        [(op, spelling, tuple(target)) for op, spelling, target in data["uses"]], set(data["bound_twice"]))
+        [(op, spelling, tuple(target)) for op, spelling, target in data["uses"]], set(data["bound_twice"]),
+        [tuple(t) for t in data["grad_refs"]],
+        {k: v if isinstance(v, str) else tuple(v) for k, v in data["gradients"].items()})
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,15 @@ class External:
     function: str
     registered_in: str  # path, for messages
     refusal: Refusal | None = None  # why the link cannot be migrated (said at the use)
+
+
+@dataclass(frozen=True)
+class DefunGradient:
+    """A Defun's python_grad_func this module imports from another module of the run."""
+    spelling: str  # as the source wrote it (``_grad``, ``grads._grad``)
+    defined_in: str  # path, for messages
+    reads: tuple = ()  # what it reads of its op: "inputs", "outputs"
+    refusal: str = ""  # why it is no gradient a custom gradient can call, where it is none
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,7 @@ class Links:
     externals: tuple = ()
     exports: tuple = ()
     star_imported: bool = False  # another module of the run does `from this_module import *`
+    gradients: tuple = ()  # DefunGradient: Defun gradients imported from another module of the run
 
     def key(self) -> str:
         return repr(self)
@@ -77,7 +92,7 @@ class Links:
     def only_star_imported(self) -> bool:
         """Star-imported and linked no other way: the result depends on the module's bytes and
         that one fact, so it may be screened and cached (under a key of its own)."""
-        return self.star_imported and not self.externals and not self.exports
+        return self.star_imported and not self.externals and not self.exports and not self.gradients
 
 
 def gather(path: str, source: str) -> ModuleFacts | None:
@@ -108,6 +123,7 @@ def gather(path: str, source: str) -> ModuleFacts | None:
                 if alias.name != "*":
                     facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            facts.gradients[stmt.name] = _as_gradient(stmt)
             for deco in stmt.decorator_list:
                 name = _registered_name(deco)
                 if name is not None:
@@ -119,6 +135,11 @@ def gather(path: str, source: str) -> ModuleFacts | None:
                 facts.registrations[call.args[0].id] = name
     facts.bound_twice = {n for n, count in seen.items() if count > 1}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) == DEFUN:
+            for keyword in node.keywords:
+                target = _target(keyword.value) if keyword.arg == "python_grad_func" else None
+                if target is not None and target[0] != "str":
+                    facts.grad_refs.append((ast.get_source_segment(source, keyword.value), *target))
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Dict)):
             for key, value in zip(node.args[0].keys, node.args[0].values):
@@ -141,14 +162,41 @@ def _bound_names(stmt) -> list[str]:
     return []
 
 
+def _called(func) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def _registered_name(node):
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
         return None
-    func = node.func
-    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if called != REGISTER:
+    if _called(node.func) != REGISTER:
         return None
     return _target(node.args[0])
+
+
+def _as_gradient(fdef) -> tuple | str:
+    """What a module-level def reads of its first parameter, where it is a Defun gradient a custom
+    gradient can call (``(op, *grads)``, reading of ``op`` only ``op.inputs`` and ``op.outputs``);
+    else why it is not."""
+    args = fdef.args
+    if isinstance(fdef, ast.AsyncFunctionDef) or fdef.decorator_list:
+        return "it is decorated or asynchronous"
+    if not args.args or args.posonlyargs or args.kwonlyargs or args.kwarg is not None:
+        return "it does not take (op, *grads)"
+    op = args.args[0].arg
+    reads, counted = set(), set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == op and (
+                node.attr in ("inputs", "outputs") and isinstance(node.ctx, ast.Load)):
+            reads.add(node.attr)
+            counted.add(id(node.value))
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and node.id == op and id(node) not in counted and not isinstance(
+                node.ctx, ast.Del):
+            return f"line {node.lineno} uses `{op}` other than as {op}.inputs and {op}.outputs"
+        if isinstance(node, ast.arg) and node.arg == op and node is not args.args[0]:
+            return f"line {node.lineno} binds `{op}` again"
+    return tuple(sorted(reads))
 
 
 def _target(node):
@@ -367,13 +415,17 @@ class Run:
                                                          f"({refusal.text()})", says_runtime=refusal.says_runtime)
                     entry["origin"] = path
         out: dict[str, Links] = {}
+        for path in self.users:
+            gradients = self._defun_gradients(path)
+            if gradients:
+                out[path] = Links(gradients=gradients)
         for (reg_path, function), entry in sorted(exports.items()):
             refusal = entry["refusal"]
             if len(entry["arity"]) != 1 and not refusal:
                 refusal = Refusal("GRL106", "it is used for op types with different numbers of inputs")
             export = Export(function, entry["value"], min(entry["arity"]), tuple(sorted(entry["used_in"])), refusal)
             links = out.get(reg_path, Links())
-            out[reg_path] = Links(links.externals, (*links.exports, export))
+            out[reg_path] = dataclasses.replace(links, exports=(*links.exports, export))
             if refusal:  # the users hear why
                 for user in entry["used_in"] - {entry["origin"]}:
                     for spelling, ext in list(externals.get(user, {}).items()):
@@ -383,8 +435,43 @@ class Run:
                                           f"is kept as it is: {refusal.text()}", says_runtime=refusal.says_runtime))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())
-            out[path] = Links(tuple(by_spelling[s] for s in sorted(by_spelling)), links.exports)
+            out[path] = dataclasses.replace(links, externals=tuple(by_spelling[s] for s in sorted(by_spelling)))
         return out
+
+    def _defun_gradients(self, path: str) -> tuple:
+        """The Defun gradients ``path`` imports from other modules of the run, each with what it
+        reads of its op (or why a custom gradient cannot call it)."""
+        found = {}
+        for spelling, *target in self.of(path).grad_refs:
+            if target[0] == "name":
+                facts = self.of(path)
+                if target[1] in facts.bound_twice or target[1] not in facts.from_names:
+                    continue
+                module, level, name = facts.from_names[target[1]]
+                other = self.module_path(path, module, level)
+            else:
+                other, name = self._module_bound(path, target[1]), target[2]
+            where = self._defined(other, name, HOPS) if other is not None else None
+            if where is not None:
+                defined_in, summary = where
+                found[spelling] = DefunGradient(spelling, defined_in, *(
+                    ((), summary) if isinstance(summary, str) else (summary, "")))
+        return tuple(found[s] for s in sorted(found))
+
+    def _defined(self, path: str, name: str, hops: int):
+        """(path, summary) of the module-level def ``name`` of ``path`` means, following
+        re-exports (``from .grads import g``); the summary is why it is no def where it is none."""
+        facts = self.of(path)
+        if name in facts.bound_twice:
+            return path, f"`{name}` is bound more than once in {os.path.basename(path)}"
+        if name in facts.gradients:
+            return path, facts.gradients[name]
+        if name in facts.from_names and hops > 0:
+            module, level, imported = facts.from_names[name]
+            other = self.module_path(path, module, level)
+            if other is not None:
+                return self._defined(other, imported, hops - 1)
+        return path, f"`{name}` is no function defined in {os.path.basename(path)}"
 
     def _access(self, user: str, reg_path: str, function: str):
         """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""

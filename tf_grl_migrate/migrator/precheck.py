@@ -113,6 +113,7 @@ def _compiler_keeps_dead_names() -> bool:
 _MAP_LITERAL = re.compile(rb"gradient_override_map\(\s*\{([^{}]*)\}")
 _ENTRY = re.compile(rb"""(?:'[^']*'|"[^"]*")\s*:\s*([^,]+)""")
 _QUOTED = re.compile(rb"""\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*$""")
+_GRAD_FUNC = re.compile(rb"python_grad_func\s*=\s*([A-Za-z_]\w*)")
 _DOTTED = re.compile(rb"\s*([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\s*$")
 
 
@@ -121,7 +122,11 @@ def may_link(raw: bytes) -> bool:
     the bytes (no parse, no op table unless a literal is registered nowhere here), so that a run
     over a tree reads facts (tf_grl_migrate.migrator.facts) only where a link is possible: a map literal
     whose target is a literal this module does not register and TensorFlow may not provide, a
-    name the module imports or binds at module level to a literal, or ``m.NAME`` of an import."""
+    name the module imports or binds at module level to a literal, or ``m.NAME`` of an import; or
+    a Defun's ``python_grad_func=`` naming an import (its body is read in the module defining it)."""
+    for root in _GRAD_FUNC.findall(raw):
+        if re.search(rb"\bimport\b[^\n]*\b" + re.escape(root) + rb"\b", raw):
+            return True
     for body in _MAP_LITERAL.findall(raw):
         for target in _ENTRY.findall(body):
             quoted = _QUOTED.match(target)

@@ -5,6 +5,7 @@ is noted (TF2 gives it no gradient in a tf.function) and left as it is."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -104,8 +105,8 @@ class DefunSite:
         return [node for node in found if node is not None]
 
 
-def _refuse(why: str) -> Refusal:
-    return Refusal("GRL115", f"{why}: write its @tf.custom_gradient by hand\nA Defun's gradient becomes "
+def _refuse(why: str, fix: str = "write its @tf.custom_gradient by hand") -> Refusal:
+    return Refusal("GRL115", f"{why}: {fix}\nA Defun's gradient becomes "
                              "tf.custom_gradient inline only where it reads op.inputs and op.outputs; "
                              "docs/idioms.md, \"Defun\", shows the shape to write.")
 
@@ -302,8 +303,7 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
         params, body_scope = fdef.params, facts.scope(fdef.body.body[0]) if fdef.body.body else None
         where = f"gradient function `{fdef.name.value}`"
     elif _imported(facts, value):
-        return _refuse(f"the gradient `{code_of(value)}` comes from another module, whose reads of `op` the "
-                       "tool does not follow")
+        return _imported_gradient(facts, site, value)
     else:
         return _refuse(f"the gradient `{code_of(value)}` is chosen at run time, not a function of this module")
     if not params.params or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
@@ -323,6 +323,20 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
             shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
             return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, not only op.inputs "
                            "and op.outputs")
+    return None
+
+
+def _imported_gradient(facts, site: DefunSite, value) -> Refusal | None:
+    """A gradient another module of the run defines: what it reads of ``op`` was read there
+    (facts.Run); one from outside the run is not followed."""
+    shown = code_of(value)
+    found = next((g for g in facts.links.gradients if g.spelling == shown), None)
+    if found is None:
+        return _refuse(f"the gradient `{shown}` comes from a module outside this run",
+                       "run the tool on that module too (or write its @tf.custom_gradient by hand)")
+    if found.refusal:
+        return _refuse(f"the gradient `{shown}` ({os.path.basename(found.defined_in)}): {found.refusal}")
+    site.reads_op.update(found.reads)
     return None
 
 
