@@ -405,3 +405,38 @@ def test_verify_from_a_parent_folder_finds_the_sibling_modules(tmp_path, monkeyp
     assert result.exit_code == 0, result.output
     sites = [v for f in json.loads(result.stdout)["files"] for v in f.get("verification", [])]
     assert sites and {v["status"] for v in sites} == {"verified"}, sites
+
+
+NAMESPACE_MODEL = '''\
+import tensorflow as tf
+
+from pkg.sub import SCALE
+
+
+@tf.RegisterGradient("ScaledFlip")
+def _scaled_flip(op, grad):
+    return -SCALE * grad
+
+
+def flip(x):
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Identity": "ScaledFlip"}):
+        return tf.identity(x)
+'''
+
+
+def test_a_package_without_init_imports_as_python_would_and_one_above_the_run_is_named(tmp_path):
+    """`pkg/` without `__init__.py` is a namespace package (PEP 420): its modules import under
+    verification as they do in Python; run from inside `pkg/`, the module is in the tree but above
+    where the run starts, and the reason says so and where to run the tool."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "sub.py").write_text("SCALE = 0.5\n")
+    (tmp_path / "pkg" / "model.py").write_text(NAMESPACE_MODEL)
+    result = cli(tmp_path, "--verify", "--format", "json", "--no-cache")
+    sites = [v for f in json.loads(result.stdout)["files"] for v in f.get("verification", [])]
+    assert [v["status"] for v in sites] == ["verified"], sites
+    result = cli(tmp_path / "pkg", "--verify", "--format", "json", "--no-cache")
+    (site,) = [v for f in json.loads(result.stdout)["files"] for v in f.get("verification", [])]
+    assert site["status"] == "not_verifiable"
+    assert (f"needs module pkg.sub: it is in the tree, in {tmp_path}, above where the run starts "
+            f"({tmp_path / 'pkg'}); run the tool on {tmp_path}") in site["reason"], site

@@ -11,6 +11,7 @@ import __future__
 
 import ast
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import itertools
 import os
@@ -27,7 +28,9 @@ class MissingDependency(AttributeError):
     AttributeError, so ``hasattr`` on a stand-in answers False)."""
 
     def __init__(self, name, how: str = ""):
-        super().__init__(f"needs module {name}{how}, which is not installed here")
+        where = "" if how else in_the_tree(name)
+        super().__init__(f"needs module {name}: {where}" if where else
+                         f"needs module {name}{how}, which is not installed here")
         self.module = name
 
 
@@ -36,6 +39,21 @@ class ScriptCodeNeeded(RuntimeError):
 
 
 STAND_INS: set = set()  # stubs that served as a base class in the current request
+
+
+# what code does with a value (arithmetic, conversion, iteration): on a stand-in, each names the
+# missing module (`-SCALE` of a constant from a module that is not installed), not a TypeError
+_USES = ("neg", "pos", "abs", "invert", "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv",
+         "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "float", "int", "index",
+         "len", "iter", "getitem")
+
+
+def _raising(method: str):
+    def use(self, *args):
+        raise MissingDependency(self._grl_module)
+
+    use.__name__ = f"__{method}__"
+    return use
 
 
 class _StubMeta(type):
@@ -48,6 +66,10 @@ class _StubMeta(type):
         if "_grl_stub" in cls.__dict__:  # the missing thing itself, called
             raise MissingDependency(cls._grl_module)
         return super().__call__(*args, **kwargs)  # a class of the user's code that subclasses it
+
+
+for _use in _USES:
+    setattr(_StubMeta, f"__{_use}__", _raising(_use))
 
 
 def stub_class(module: str, attr: str):
@@ -64,7 +86,7 @@ def stub_class(module: str, attr: str):
         raise MissingDependency(module)
 
     return _StubMeta(attr, (), {"_grl_module": module, "_grl_stub": True, "__init__": __init__,
-                                "__getattr__": __getattr__})
+                                "__getattr__": __getattr__})  # its instances: object's uses (a subclass's own)
 
 
 class _StubModule(types.ModuleType):
@@ -100,7 +122,19 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                     return importlib.util.spec_from_file_location(
                         fullname, candidate, loader=self,
                         submodule_search_locations=[os.path.dirname(candidate)] if package else None)
-        return None
+        return self._namespace(fullname, [os.path.join(f, last if parent else fullname) for f in folders])
+
+    def _namespace(self, fullname, portions):
+        """A folder of the project without ``__init__.py`` that holds modules: a namespace package,
+        as Python makes one (PEP 420), where nothing installed has the name; its modules then
+        load through this finder like every other of the project."""
+        portions = [p for p in portions if _holds_modules(p)]
+        if not portions or "." not in fullname and _installed(fullname):
+            return None
+        self.loaded.append(fullname)
+        spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+        spec.submodule_search_locations = portions
+        return spec
 
     def create_module(self, spec):
         return None
@@ -114,6 +148,39 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         run_definitions(module, source, origin, None, self.after_each, self.project)
 
 
+def _holds_modules(folder: str) -> bool:
+    """Whether a folder holds a module or a package (one level: a data folder is never walked)."""
+    try:
+        return any(entry.endswith(".py") or os.path.isfile(os.path.join(folder, entry, "__init__.py"))
+                   for entry in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def _installed(name: str) -> bool:
+    """Whether an installed module or regular package has the top-level ``name``."""
+    spec = importlib.machinery.PathFinder.find_spec(name)
+    return spec is not None and spec.loader is not None and spec.origin is not None
+
+
+def in_the_tree(name: str) -> str:
+    """Where module ``name`` is a file in the tree the run's roots do not reach (a folder above
+    them): where, and what to do; empty otherwise."""
+    finder = next((f for f in sys.meta_path if isinstance(f, _ProjectFinder)), None)
+    parts = name.split(".")
+    for root in finder.roots if finder is not None else ():
+        folder = os.path.dirname(root)
+        for _ in range(len(parts) + 3):  # the folders above the root a package of the name could start in
+            stem = os.path.join(folder, *parts)
+            if os.path.isfile(stem + ".py") or os.path.isfile(os.path.join(stem, "__init__.py")):
+                return (f"it is in the tree, in {folder}, above where the run starts ({root}); run the tool on "
+                        f"{folder} so that `{parts[0]}` can be imported")
+            if os.path.dirname(folder) == folder:
+                break
+            folder = os.path.dirname(folder)
+    return ""
+
+
 def project_modules(roots) -> frozenset:
     """The top-level module names the project's folders hold (``grads`` for ``grads.py``)."""
     names = set()
@@ -125,8 +192,9 @@ def project_modules(roots) -> frozenset:
         for entry in entries:
             if entry.endswith(".py"):
                 names.add(entry[:-3])
-            elif os.path.isfile(os.path.join(root, entry, "__init__.py")):
-                names.add(entry)
+            elif os.path.isfile(os.path.join(root, entry, "__init__.py")) or (
+                    entry.isidentifier() and _holds_modules(os.path.join(root, entry))):
+                names.add(entry)  # a package, or a folder of modules (a namespace package)
     return frozenset(names)
 
 

@@ -12,8 +12,9 @@ applied only to the op type made (``PyFunc`` when stateful, ``PyFuncStateless`` 
 
 Taken where: the map (a literal) names only PyFunc op types, all to one name; that name is
 registered by ``tf.RegisterGradient(name)(grad)`` in the same function before the block and read
-nowhere else; the block is one statement, ``return`` or ``y = `` of one ``py_func`` call with
-TF1's parameters."""
+nowhere else; the block is ``return`` or ``y = `` of one ``py_func`` call with TF1's parameters,
+then (after ``y = ``) only statements that make no op (``y[0].set_shape(x.get_shape())``,
+``return y``)."""
 
 from __future__ import annotations
 
@@ -100,11 +101,13 @@ def match(facts, site: Site) -> PyFuncSite | None:
     if key is None or key[0] != "var" or any(facts.key(v) != key for v in values):
         return None
     body = site.with_node.body.body
-    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+    if not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
         return None
     small = body[0].body[0]
     made = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
     if isinstance(small, cst.Assign) and len(small.targets) != 1:
+        return None
+    if len(body) > 1 and not (isinstance(small, cst.Assign) and all(_makes_no_op(s) for s in body[1:])):
         return None
     if not (isinstance(made, cst.Call) and facts.qn(made.func) & PY_FUNC and _tf1_arguments(made)):
         return None
@@ -123,6 +126,29 @@ def match(facts, site: Site) -> PyFuncSite | None:
     if len(uses) != len(values) + 1:  # the registration and the map read the name, nothing else
         return None
     return PyFuncSite(site, made, registration.stmt, grad, tuple(dict.fromkeys(types)))
+
+
+def _makes_no_op(stmt: cst.CSTNode) -> bool:
+    """A statement after the py_func call that no op of a mapped type can come from: simple
+    statements whose only calls are the static-shape methods (``res[0].set_shape(x.get_shape())``,
+    ``return res``), so the map's block may end before it."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for node in _walk(stmt):
+        if isinstance(node, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)) or (
+                isinstance(node, cst.Call) and not (isinstance(node.func, cst.Attribute)
+                                                    and node.func.attr.value in _SHAPE_METHODS)):
+            return False
+    return all(isinstance(s, (cst.Expr, cst.Assign, cst.Return, cst.Pass)) for s in stmt.body)
+
+
+_SHAPE_METHODS = ("set_shape", "get_shape", "as_list")
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def _tf1_arguments(call: cst.Call) -> bool:
