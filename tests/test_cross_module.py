@@ -200,3 +200,47 @@ def test_star_imports_are_looked_up_only_for_the_modules_the_run_may_change(tmp_
     sources = {p: pathlib.Path(p).read_bytes() for p in paths[2:]}
     assert star_imported(paths, [str(tmp_path)], sources, wanted={str(grads)}) == {str(grads)}
     assert star_imported(paths, [str(tmp_path)], sources) == {str(grads), str(other)}
+
+
+def test_a_star_import_the_prefilter_cannot_place_is_parsed_only_where_it_may_name_a_wanted_module(
+        tmp_path, monkeypatch):
+    """`import *` in a string (the line scan and the count disagree) is parsed only where the text
+    spells a wanted module's name or may import relatively from a folder holding one."""
+    import ast
+
+    from tf_grl_migrate.migrator import facts
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "tools").mkdir()
+    init, grads = tmp_path / "pkg" / "__init__.py", tmp_path / "pkg" / "grads.py"
+    init.write_text("x = 1\n")
+    grads.write_text("x = 1\n")
+    generator = tmp_path / "tools" / "generator.py"
+    generator.write_text('TEMPLATE = "from . import *"\nLINE = "import *"\n')
+    upward = tmp_path / "pkg" / "sub" / "upward.py"
+    upward.write_text("import os; from .. import *\n")
+    spelled = tmp_path / "tools" / "spelled.py"
+    spelled.write_text("import os; from pkg.grads import *\n")
+    paths = [str(p) for p in (init, grads, generator, upward, spelled)]
+    sources = {p: pathlib.Path(p).read_bytes() for p in paths[2:]}
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda raw, *a, **k: parsed.append(raw) or real_parse(raw, *a, **k))
+    found = facts.star_imported(paths, [str(tmp_path)], sources, wanted={str(init), str(grads)})
+    assert found == {str(init), str(grads)}
+    assert sources[str(generator)] not in parsed and len(parsed) == 2
+
+
+def test_a_cached_result_of_a_module_alone_is_not_reused_once_another_module_star_imports_it(tmp_path, monkeypatch):
+    """The warm scan answers from the cache first: a module the run changes is still looked for
+    among the star-imports, and once one star-imports it, its dead names stay (its result differs)."""
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "GR.py").write_text((STAR / "GR.py").read_text())
+    alone = cli(tree, "-j", "1")
+    assert "-GRAD_NAME = " in alone.stdout
+    (tree / "model.py").write_text((STAR / "model.py").read_text())
+    for _ in range(2):  # filled, then answered from the cache
+        both = cli(tree, "-j", "1")
+        assert "-GRAD_NAME" not in both.stdout and "GR.py" in both.stdout, both.stdout

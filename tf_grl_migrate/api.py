@@ -150,6 +150,10 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
         nonlocal pool
         path = paths[i]
         links = STARRED if path in starred else None  # its module-level names are handed on: cached apart
+        if not write and i in known and known[i][0] is links:
+            reports[i] = known[i][1]
+            done(i)
+            return
         try:
             reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False, links=links,
                                       keep_text=keep_text)
@@ -175,7 +179,20 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
                 done(i)
                 continue
             candidates[i] = raw
-        wanted = {paths[i] for i in candidates}  # only a module the run may change can lose a name
+        # What the cache knows of each candidate, star-imported or not: being star-imported changes
+        # only which dead module-level names a migration removes, so a module left unchanged either
+        # way cannot lose a name another imports; only the others, changed or not known yet, are
+        # looked for among the star-imports.
+        known: dict = {}  # index -> (links, report)
+        for i, raw in candidates.items() if cache is not None else ():
+            for links in (None, STARRED):
+                try:
+                    known[i] = links, process_file(paths[i], False, want_diff, use_runtime, raw, cache,
+                                                   compute=False, links=links, keep_text=keep_text)
+                    break
+                except NotCached:
+                    pass
+        wanted = {paths[i] for i in candidates if i not in known or known[i][1].changed}
         starred = star_imported(paths, list(roots or paths), stars, wanted) if stars and wanted else set()
         if not write:
             for i, raw in candidates.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -222,6 +223,7 @@ def _dotted(node) -> str | None:
 STAR_IMPORT = re.compile(rb"import\s*\*")  # a cheap superset (no word boundary: it defeats the literal scan)
 
 
+_RELATIVE = re.compile(rb"from\s*\.")
 _STAR_FROM = re.compile(rb"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*", re.MULTILINE)
 
 
@@ -233,12 +235,22 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
     lines name none of them is not parsed."""
     run = Run(paths, roots, {}, lambda path: None)
     found = set()
+    # the names a star-import of a wanted module spells last (`grads` of `pkg/grads.py`, `pkg` of
+    # `pkg/__init__.py`): a source with none of them, and no relative import, imports none
+    stems = {os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]).encode()
+             for p in wanted} if wanted is not None else set()
+    # `from . import *` / `from .. import *` spell no stem: they name a package of the folders above
+    folders = {os.path.dirname(os.path.abspath(p)) for p in wanted or ()}
     for path, raw in sources.items():
         if wanted is not None:
             names = _STAR_FROM.findall(raw)  # `.mod`, `pkg.mod`: each `import *` on a plain line, where counts agree
             if len(names) == len(STAR_IMPORT.findall(raw)) and not any(
                     run.module_path(path, name.lstrip(b".").decode("ascii", "replace"),
                                     len(name) - len(name.lstrip(b"."))) in wanted for name in names):
+                continue
+            here = os.path.dirname(os.path.abspath(path))
+            relative = any(_in_line(here, folder) for folder in folders) and _RELATIVE.search(raw)
+            if not relative and not any(stem in raw for stem in stems):
                 continue
         try:
             tree = ast.parse(raw)
@@ -252,6 +264,11 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
     return found
 
 
+def _in_line(a: str, b: str) -> bool:
+    """Whether one folder holds the other (or they are one): what a relative import can reach."""
+    return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+
+
 class Run:
     """The facts of the modules of a run that can take part in a link, and the links between them.
 
@@ -263,10 +280,14 @@ class Run:
 
     def __init__(self, paths: list[str], roots: list[str], users: dict, read):
         self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
-        self._by_abs = {os.path.abspath(p): p for p in paths if p.endswith(".py")}
+        self._paths = paths
         self.facts: dict[str, ModuleFacts | None] = dict(users)
         self.users = sorted(users)
         self._read = read
+
+    @functools.cached_property
+    def _by_abs(self) -> dict[str, str]:  # made when a module is first looked for (most runs never do)
+        return {os.path.abspath(p): p for p in self._paths if p.endswith(".py")}
 
     def get(self, path: str | None) -> ModuleFacts | None:
         if path is None:
