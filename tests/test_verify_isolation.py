@@ -419,3 +419,52 @@ def test_every_shared_public_name_that_reaches_a_site_is_tried(tmp_path):
     result = cli("--verify-against", tmp_path / "orig" / "m.py", tmp_path / "port" / "m.py", "--format", "json")
     [entry] = json.loads(result.stdout)["files"]
     assert [v["status"] for v in entry["verification"]] == ["differs"], entry["verification"]
+
+
+def _holding(path: pathlib.Path) -> list:
+    """The processes that hold ``path`` open."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) == str(path) for fd in (entry / "fd").iterdir()):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_nothing_the_code_under_test_starts_outlives_the_run_however_it_hides(tmp_path):
+    """The callable clears its parent-death signal and leaves the process group (`setsid`: with
+    namespaces it is the PID namespace's init), and double-forks a daemon that does the same; both
+    hold a file open and wait. After the time limit, neither is left (the worker is a subreaper
+    and sweeps everything below it)."""
+    held = tmp_path / "held-open"
+    hiding = port(f'''
+        import ctypes, time
+        handle = open({str(held)!r}, "w")
+
+        def hide():
+            ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG: none
+            try:
+                os.setsid()
+            except OSError:
+                pass  # already a session leader (no namespaces: the request's own process)
+
+        hide()
+        if os.fork() == 0:
+            if os.fork() == 0:
+                hide()
+                while True:
+                    time.sleep(0.05)
+            os._exit(0)
+        while True:
+            time.sleep(0.05)
+        ''')
+    result, found = _run_against(tmp_path, {"hiding": hiding}, "--verify-timeout", "20")
+    assert found["hiding"][0]["status"] == "not_verifiable", found
+    deadline = time.time() + 10
+    while time.time() < deadline and _holding(held):
+        time.sleep(0.2)
+    assert not _holding(held), "a process the code under test started outlived the run"

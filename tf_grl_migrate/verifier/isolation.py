@@ -8,7 +8,7 @@ import os
 import signal
 
 CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x10000000, 0x40000000, 0x20000000
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 NPROC = 512  # processes and threads the request may have (TensorFlow's thread pools fit)
 ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH", "SYSTEMROOT", "PYTHONHASHSEED")
 
@@ -36,6 +36,41 @@ def _die_with_parent(expected_parent: int | None) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if expected_parent is not None and os.getppid() != expected_parent:  # it died before this could see it
         os._exit(1)
+
+
+def adopt_orphans() -> bool:
+    """Make the calling worker a subreaper: a process a request's code starts and leaves behind
+    (double fork, ``setsid``, a cleared parent-death signal) comes to it when its parent ends,
+    never to init, so the worker's sweep (``descendants``) finds it. Whether the kernel agreed."""
+    libc = _libc()
+    return libc is not None and hasattr(libc, "prctl") and libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root`` (its children, theirs, ...), read from /proc; empty where
+    there is no /proc."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue  # ended meanwhile
+        fields = stat[stat.rfind(b")") + 2:].split()  # after the command name, which may hold anything
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _namespaces() -> str | None:

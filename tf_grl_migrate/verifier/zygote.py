@@ -155,6 +155,7 @@ def serve(message: dict, cap: int, namespaces: bool, root: str) -> dict:
         os.close(read)
         _kill_group(pid)
         _, status = os.waitpid(pid, 0)
+        _sweep()
         shutil.rmtree(folder, ignore_errors=True)
     if why is not None:
         return {"id": rid, "failure": why}
@@ -176,6 +177,32 @@ def _kill_group(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _sweep() -> None:
+    """Nothing the request started outlives it: every process still below this worker (one
+    request at a time: all are the request's) is killed and reaped, those that left the child's
+    process group (``setsid``) or its parent (adopted here, a subreaper) too. Killing a PID
+    namespace's init ends the whole namespace."""
+    from .isolation import descendants
+
+    for _ in range(100):  # a process forking as fast as it can is outrun within a few rounds
+        found = descendants(os.getpid())
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:  # reap the ones that are (or became) this worker's children
+            try:
+                reaped, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if reaped == 0:
+                time.sleep(0.001)
+                break
 
 
 def _ended(status: int) -> str:
@@ -232,6 +259,7 @@ def main(argv=None) -> int:
         return 1
     from . import isolation
 
+    isolation.adopt_orphans()
     found = isolation.probe()
     say({"hello": 1, "tensorflow": tf.__version__, "isolation": found})
     root = os.getcwd()
