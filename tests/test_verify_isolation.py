@@ -167,7 +167,8 @@ def test_script_code_never_runs_and_a_needed_binding_made_by_it_is_named(tmp_pat
 
 
 def test_the_code_under_test_reaches_no_network_no_secret_no_raised_limit(tmp_path, monkeypatch):
-    """Inside the callable: a raw socket to a listener on this machine fails, a secret of the
+    """Inside the callable: a raw socket to a listener on this machine fails, and so does a Unix
+    socket to a local agent's path; a secret of the
     environment is not there, the address-space limit cannot be raised, a process it starts in a
     session of its own ends with the request."""
     server = socket.socket()
@@ -198,6 +199,13 @@ def test_the_code_under_test_reaches_no_network_no_secret_no_raised_limit(tmp_pa
             found["network"] = "connected"
         except OSError as exc:
             found["network"] = str(exc)
+        try:
+            u = _socket.socket(_socket.AF_UNIX)
+            u.settimeout(2)
+            u.connect({str(tmp_path / "agent.sock")!r})
+            found["unix"] = "connected"
+        except OSError as exc:
+            found["unix"] = str(exc)
         found["secret"] = os.environ.get("GRL_TEST_SECRET_TOKEN")
         try:
             resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
@@ -208,10 +216,15 @@ def test_the_code_under_test_reaches_no_network_no_secret_no_raised_limit(tmp_pa
         found["child"] = child.pid
         open({str(report)!r}, "w").write(json.dumps(found))
         ''')
+    agent = socket.socket(socket.AF_UNIX)  # a local agent's socket, reachable by its path
+    agent.bind(str(tmp_path / "agent.sock"))
+    agent.listen(1)
     _, found = _run_against(tmp_path, {"probe": port("", scale=RIGHT) and probe})
+    agent.close()
     assert found["probe"][0]["status"] == "differs"
     seen = json.loads(report.read_text())
     assert seen["network"] != "connected" and not accepted
+    assert seen["unix"] != "connected", seen
     assert seen["secret"] is None
     assert seen["limit"] != "raised"
     assert not _processes("4242.5"), "a process the code under test started outlived the run"

@@ -180,7 +180,13 @@ def test_the_fallback_notice_names_every_gap_not_only_network_and_processes():
     class _Worker:
         hello = {"isolation": {"namespaces": False, "why": "unshare: Operation not permitted"}}
 
-    line = isolation_line([_Worker()])
+    line = isolation_line([_Worker()])  # a worker that says nothing of the socket filter had none
     assert all(gap in line for gap in ("network", "processes", "environment (/proc)", "Unix sockets", "container"))
-    _Worker.hello = {"isolation": {"namespaces": True, "why": None}}
+    _Worker.hello = {"isolation": {"namespaces": False, "why": "unshare: EPERM", "socket_filter": True}}
+    line = isolation_line([_Worker()])
+    assert "network" in line and "Unix sockets" not in line and "unshare: EPERM" in line
+    _Worker.hello = {"isolation": {"namespaces": True, "socket_filter": False, "socket_filter_why": "seccomp: EINVAL"}}
+    line = isolation_line([_Worker()])
+    assert "Unix sockets" in line and "network" not in line and "seccomp: EINVAL" in line
+    _Worker.hello = {"isolation": {"namespaces": True, "why": None, "socket_filter": True}}
     assert isolation_line([_Worker()]) is None

@@ -4,6 +4,7 @@ kernel allows without privileges (Linux). (Why: docs/design.md, "verifier/isolat
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 
@@ -93,6 +94,48 @@ def _namespaces() -> str | None:
     return None
 
 
+# A seccomp filter (classic BPF) the request's process installs on itself: socket(AF_UNIX) and
+# socketpair(AF_UNIX) fail with EPERM (no ssh agent, Docker or D-Bus socket reachable by path),
+# and so does every system call of another ABI (x32, a 32-bit program it runs) and io_uring
+# (whose operations pass no filter). Per architecture: (audit arch, socket, socketpair, io_uring_setup).
+_SYSCALLS = {"x86_64": (0xC000003E, 41, 53, 425), "aarch64": (0xC00000B7, 198, 199, 425)}
+_LD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+_DENY, _ALLOW = 0x00050000 | 1, 0x7FFF0000  # SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_NO_NEW_PRIVS = 22, 2, 38
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def no_local_sockets() -> str | None:
+    """Install the filter above on the calling process (and all it starts); None when done,
+    else why not."""
+    import platform
+    import socket
+
+    numbers = _SYSCALLS.get(platform.machine())
+    libc = _libc()
+    if numbers is None or libc is None or not hasattr(libc, "prctl"):
+        return f"no socket filter for {platform.machine() or 'this machine'}"
+    arch, make, pair, uring = numbers
+    program = [(_LD, 0, 0, 4), (_JEQ, 0, 7, arch),  # another ABI: denied
+               (_LD, 0, 0, 0), (_JGE, 5, 0, 0x40000000), (_JEQ, 4, 0, uring),  # x32, io_uring: denied
+               (_JEQ, 1, 0, make), (_JEQ, 0, 3, pair),  # neither socket nor socketpair: allowed
+               (_LD, 0, 0, 16), (_JEQ, 0, 1, socket.AF_UNIX),  # the family (first argument)
+               (_RET, 0, 0, _DENY), (_RET, 0, 0, _ALLOW)]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*step) for step in program))
+    fprog = _SockFprog(len(program), filters)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.prctl(
+            PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        return f"seccomp: {os.strerror(ctypes.get_errno())}"
+    return None
+
+
 def probe() -> dict:
     """What isolation this machine gives a request: a child tries the namespaces and the limits."""
     read, write = os.pipe()
@@ -100,7 +143,8 @@ def probe() -> dict:
     if pid == 0:  # pragma: no cover - runs in the child
         os.close(read)
         why = _namespaces()
-        os.write(write, (why or "").encode()[:500])
+        sockets = no_local_sockets()
+        os.write(write, json.dumps([why, sockets]).encode()[:1000])
         os._exit(0)
     os.close(write)
     chunks = []
@@ -111,8 +155,11 @@ def probe() -> dict:
         chunks.append(chunk)
     os.close(read)
     os.waitpid(pid, 0)
-    why = b"".join(chunks).decode(errors="replace")
-    return {"namespaces": not why, "why": why or None}
+    try:
+        why, sockets = json.loads(b"".join(chunks))
+    except ValueError:
+        why, sockets = "the probe did not answer", "the probe did not answer"
+    return {"namespaces": not why, "why": why or None, "socket_filter": not sockets, "socket_filter_why": sockets}
 
 
 def enter(answer_fd: int, folder: str, memory_cap: int, namespaces: bool) -> None:
@@ -132,6 +179,7 @@ def enter(answer_fd: int, folder: str, memory_cap: int, namespaces: bool) -> Non
             os._exit(0)
         _die_with_parent(None)  # its parent is outside its PID namespace: getppid() says 0
     _limits(memory_cap, isolated)
+    no_local_sockets()  # where the probe found it unavailable, the run's one line said so
     _close_all_but(answer_fd)
     os.chdir(folder)
     import tempfile

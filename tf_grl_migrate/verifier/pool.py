@@ -149,13 +149,22 @@ def isolation_line(workers) -> str | None:
     for worker in workers:
         if worker.hello and isinstance(worker.hello.get("isolation"), dict):
             found = worker.hello["isolation"]
-            if found.get("namespaces"):
+            gaps, whys = [], []
+            if not found.get("namespaces"):
+                gaps.append("reach the network, signal the tool's processes and read their environment (/proc)")
+                whys.append(f"no network and PID namespaces: {_said(found.get('why'))}")
+            if not found.get("socket_filter"):
+                gaps.append("connect to local Unix sockets (an ssh agent, a Docker socket)")
+                whys.append(f"no socket filter: {_said(found.get('socket_filter_why'))}")
+            if not gaps:
                 return None  # the documented isolation: nothing to add
-            why = found.get("why") if isinstance(found.get("why"), str) else "unknown"
-            return ("verification ran without network and PID namespaces here (" + why[:120] + "): the code under "
-                    "test could reach the network, leave processes behind, signal the tool's processes and read "
-                    "their environment (/proc), and connect to local Unix sockets; run untrusted code in a container")
+            return (f"verification ran with less isolation here ({'; '.join(whys)}): the code under test could "
+                    f"{', and '.join(gaps)}; run untrusted code in a container")
     return None
+
+
+def _said(why) -> str:
+    return why[:120] if isinstance(why, str) and why else "unknown"
 
 
 def python_default() -> str:
