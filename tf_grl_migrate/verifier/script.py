@@ -25,12 +25,21 @@ HARMLESS = frozenset({
     "keras.backend.epsilon", "keras.backend.image_data_format", "keras.backend.variable", "keras.backend.constant",
     "keras.backend.get_session", "collections.namedtuple", "collections.OrderedDict", "collections.defaultdict",
     "collections.deque", "collections.Counter", "functools.partial", "functools.wraps", "functools.lru_cache",
-    "re.compile", "logging.getLogger", "uuid.uuid4", "itertools.count", "abc.abstractmethod",
-    "contextlib.contextmanager", "enum.Enum", "typing.NamedTuple", "dataclasses.dataclass", "dataclasses.field",
+    "re.compile", "logging.getLogger", "logging.debug", "logging.info", "logging.warning", "logging.warn",
+    "logging.error", "logging.critical", "uuid.uuid4", "itertools.count", "itertools.chain", "itertools.product",
+    "itertools.repeat", "abc.abstractmethod", "contextlib.contextmanager", "enum.Enum", "typing.NamedTuple",
+    "dataclasses.dataclass", "dataclasses.field",
 })
 HARMLESS_PREFIXES = ("math.", "numpy.random.", "os.path.", "keras.layers.", "keras.initializers.",
-                     "keras.regularizers.", "keras.constraints.", "keras.activations.", "typing.", "itertools.",
-                     "logging.", "warnings.warn")
+                     "keras.regularizers.", "keras.constraints.", "keras.activations.", "typing.", "warnings.warn")
+METACLASSES = frozenset({"abc.ABCMeta"})  # a class statement may name these (library code) as its metaclass
+# builtins that call a function they are handed (its position: first argument, or `key=`): a
+# lambda (its body checked) or another builtin, never a name whose code the tool has not read
+CALLS_ITS_ARGUMENT = frozenset({"map", "filter", "sorted", "min", "max", "iter"})
+# a class of the module that defines one of these runs its own code when subclassed, or when an
+# instance is made in a class body (``__set_name__``)
+CLASS_HOOKS = frozenset({"__init_subclass__", "__set_name__", "__class_getitem__"})
+MODULE_DUNDERS = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__"})
 NUMPY = frozenset({"array", "asarray", "zeros", "ones", "full", "arange", "linspace", "eye", "float16", "float32",
                    "float64", "int32", "int64", "uint8", "sqrt", "exp", "log", "log2", "pi", "prod", "sum", "mean",
                    "dtype", "finfo", "iinfo"})
@@ -43,21 +52,37 @@ class Harmless:
     code. ``aliases``: what each module-level import binds (``tf`` -> ``tensorflow``);
     ``local``: the module's own defs and classes, by name."""
 
-    def __init__(self, tree: ast.Module, op_callables=frozenset()):
+    def __init__(self, tree: ast.Module, op_callables=frozenset(), project=frozenset()):
         self.aliases, self.local = {}, {}
         self.op_callables = op_callables
+        self.bound: set[str] = set()  # every name the module binds anywhere (a builtin it shadows is no builtin)
+        self.library: set[str] = set()  # names imports bind to a library's objects (not the project's)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                    if a.name.split(".")[0] not in project:
+                        self.library.add(a.asname or a.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                        if node.module.split(".")[0] not in project:
+                            self.library.add(a.asname or a.name)
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, (ast.Global, ast.ExceptHandler)):
+                self.bound.update(node.names if isinstance(node, ast.Global) else [node.name] if node.name else [])
+        self.library -= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 self.local[stmt.name] = stmt
         self._local_ok: dict = {}
+        self.inert_names = self._inert_names(tree)
 
     # -- statements --------------------------------------------------------------------------
     def statement(self, stmt, depth: int = DEPTH) -> str | None:
@@ -67,11 +92,13 @@ class Harmless:
         if isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant):
                 return None  # a docstring
-            if registers(stmt.value):  # the registration's name is all that runs before the gradient is taken
+            if registers(stmt.value):  # the registration's name, and what makes the function it registers
                 value = stmt.value
                 made = value.func if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) else value
                 name = made.args[0] if isinstance(made, ast.Call) and made.args else None
-                return self.expression(name, depth)
+                registered = value.args if made is not value and isinstance(value, ast.Call) else []
+                return self.expression(name, depth) or next((w for a in registered if (w := self._argument(
+                    a, depth, frozenset()))), None)
             why = self.expression(stmt.value, depth)  # a harmless call (`log.info(...)` in an `if` that defines)
             return None if why is None else f"{why} (script code)"
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -80,54 +107,270 @@ class Harmless:
                       if a.annotation is not None]
             return self._decorators_and(stmt.decorator_list, parts, depth)
         if isinstance(stmt, ast.ClassDef):
-            why = self._decorators_and(stmt.decorator_list, [*stmt.bases, *(k.value for k in stmt.keywords)], depth)
+            why = self._class_creation(stmt) or self._decorators_and(stmt.decorator_list, stmt.bases, depth)
             return why or next((w for s in stmt.body if (w := self.statement(s, depth))), None)
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             if stmt.value is None:
-                return None
+                return self.expression(getattr(stmt, "annotation", None), depth)
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets):
                 return "an assignment to something other than a name"
-            return self.expression(stmt.value, depth)
+            unpacks = any(isinstance(t, (ast.Tuple, ast.List)) for t in targets) or isinstance(stmt, ast.AugAssign)
+            if unpacks and not (self.inert(stmt.value) and all(self.inert(t) for t in targets
+                                                                 if isinstance(stmt, ast.AugAssign))):
+                return f"`{ast.unparse(stmt)[:60]}` may run code of the module's own objects (unpacking, an operator)"
+            if isinstance(stmt.value, ast.Name) and stmt.value.id not in self.instances:
+                return None  # another name for a value: nothing runs
+            return self.expression(getattr(stmt, "annotation", None), depth) or self.expression(stmt.value, depth,
+                                                                                                top=True)
         if isinstance(stmt, ast.If):
-            return self.expression(stmt.test, depth) or self._body([*stmt.body, *stmt.orelse], depth)
+            return self.expression(stmt.test, depth) or self._truth(stmt.test) or self._body(
+                [*stmt.body, *stmt.orelse], depth)
         if isinstance(stmt, ast.Try):
-            return self._body([*stmt.body, *stmt.orelse, *stmt.finalbody, *(s for h in stmt.handlers for s in h.body)],
-                              depth)
+            types = next((w for h in stmt.handlers if (w := self.expression(h.type, depth))), None)
+            return types or self._body([*stmt.body, *stmt.orelse, *stmt.finalbody,
+                                        *(s for h in stmt.handlers for s in h.body)], depth)
         if isinstance(stmt, ast.With):
-            return next((w for i in stmt.items if (w := self.expression(i.context_expr, depth))), None) or self._body(
+            return next((w for i in stmt.items if (w := self._context(i.context_expr, depth))), None) or self._body(
                 stmt.body, depth)
         return f"a `{type(stmt).__name__.lower()}` statement (script code)"
+
+    def _context(self, expr, depth) -> str | None:
+        """A with item: a call whose result's ``__enter__`` is a library's (or a generator's the
+        module defines with @contextmanager, whose body is checked), never an object of a class
+        of the module."""
+        shown = f"the with item `{ast.unparse(expr)[:60]}`"
+        if not isinstance(expr, ast.Call):
+            return f"{shown} (its __enter__ may be the module's own code)"
+        name = self.qualified(expr.func)
+        if name in self.local and isinstance(self.local[name], ast.ClassDef):
+            return f"{shown} (an object of the module's class `{name}`: its __enter__ runs)"
+        return self.expression(expr, depth)
+
+    def _truth(self, test) -> str | None:
+        if self.inert(test):
+            return None
+        return f"the test `{ast.unparse(test)[:60]}` (its truth may run the module's code)"
+
+    def _class_creation(self, stmt: ast.ClassDef) -> str | None:
+        """What creating the class runs besides its body: a metaclass (only a library's named in
+        METACLASSES), a base of the module's that hooks subclassing (``__init_subclass__``)."""
+        for keyword in stmt.keywords:
+            if keyword.arg != "metaclass" or self.qualified(keyword.value) not in METACLASSES:
+                return f"the class keyword `{ast.unparse(keyword)[:60]}` (a metaclass or a hook runs)"
+        for base in stmt.bases:
+            name = self.qualified(base)
+            if name in self.local and not self._plain_class(name):
+                return f"the base `{name}` (the module's class, which hooks subclassing or has a metaclass)"
+        return None
+
+    def _plain_class(self, name: str, seen=frozenset()) -> bool:
+        """A class of the module without a metaclass or keywords, hooks (CLASS_HOOKS), or such a base."""
+        node = self.local.get(name)
+        if not isinstance(node, ast.ClassDef) or name in seen:
+            return isinstance(node, ast.ClassDef)
+        if node.keywords or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in CLASS_HOOKS
+                                for s in node.body):
+            return False
+        return all(self._plain_class(b, seen | {name}) for base in node.bases
+                   if (b := self.qualified(base)) in self.local)
 
     def _body(self, stmts, depth) -> str | None:
         return next((w for s in stmts if (w := self.statement(s, depth))), None)
 
     def _decorators_and(self, decorators, parts, depth) -> str | None:
         for d in decorators:
-            if isinstance(d, ast.Call):
-                continue  # checked as an expression below (the call that makes the decorator)
+            if isinstance(d, ast.Call):  # the call that makes the decorator is checked below; then it is called
+                name = self.qualified(d.func)
+                if name in self.local and isinstance(self.local[name], ast.ClassDef):
+                    return f"the decorator `{ast.unparse(d)[:60]}` (an object of the module's class: its __call__ runs)"
+                continue
             name = self.qualified(d)
-            if not (name in BUILTINS or self._known(name) or (name in self.local and self._local(name, depth))):
+            if not (self._builtin(name) or self._known(name) or (name in self.local and self._local(name, depth))):
                 return f"the decorator `{ast.unparse(d)}`"
-        return next((w for p in parts if (w := self.expression(p, depth))), None)
+        return next((w for p in [*(d for d in decorators if isinstance(d, ast.Call)), *parts]
+                     if (w := self.expression(p, depth))), None)
+
+    def _builtin(self, name: str | None) -> bool:
+        """A builtin of BUILTINS the module does not shadow."""
+        return name in BUILTINS and name not in self.bound
 
     # -- expressions -------------------------------------------------------------------------
-    def expression(self, expr, depth: int = DEPTH) -> str | None:
-        """None where evaluating ``expr`` calls only harmless callables; else the first call that is not."""
+    def expression(self, expr, depth: int = DEPTH, names=frozenset(), top: bool = False) -> str | None:
+        """None where evaluating ``expr`` calls only harmless callables and its operators, tests,
+        subscripts, unpackings and formatting act only on inert values (``inert``: never an object
+        of the module's own classes, whose dunders would run); else the first thing that does not.
+        ``names``: parameters and comprehension variables taken as inert; ``top``: ``expr`` is a
+        whole assigned value (an object of the module's class may be made there, only)."""
         if expr is None:
             return None
-        stack = [expr]
+        stack = [(expr, names)]
         while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom)):
+            node, names = stack.pop()
+            if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
                 return f"`{ast.unparse(node)[:60]}`"
             if isinstance(node, ast.Lambda):
-                stack.extend(node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
-                continue  # its body runs when it is called, not here
-            if isinstance(node, ast.Call) and not self._call(node, depth):
-                return f"the call `{ast.unparse(node)[:80]}`"
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+                stack.extend((d, names) for d in node.args.defaults + [d for d in node.args.kw_defaults if d])
+                continue  # its body runs when it is called, not here (a builtin that calls it: _argument)
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                names = names | {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+                if not all(self.inert(g.iter, names) for g in node.generators):
+                    return f"the iteration in `{ast.unparse(node)[:60]}` (over an object of the module's own)"
+            why = self._operation(node, names)
+            if why is not None:
+                return why
+            if isinstance(node, ast.Name) and node.id in self.instances and node.id not in names:
+                return f"`{node.id}`, an object of the module's own class, used while the module loads"
+            if isinstance(node, ast.Call):
+                if not self._call(node, depth):
+                    return f"the call `{ast.unparse(node)[:80]}`"
+                why = self._arguments(node, depth, names, top and node is expr)
+                if why is not None:
+                    return why
+                stack.append((node.func, names))
+                continue  # the arguments were checked, each as what the callee may do with it
+            stack.extend((child, names) for child in reversed(list(ast.iter_child_nodes(node))))
         return None
+
+    def _operation(self, node, names) -> str | None:
+        """An operator, test, subscript, unpacking or format on a value that may be an object of
+        the module's own class (whose dunder methods would run)."""
+        operands: list = []
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            operands = [node.operand]
+        elif isinstance(node, ast.BoolOp):
+            operands = node.values
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Subscript):
+            operands = [node.value, node.slice]
+        elif isinstance(node, (ast.FormattedValue, ast.Starred)):
+            operands = [node.value]
+        elif isinstance(node, ast.IfExp):
+            operands = [node.test]
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            operands = [node.value]
+        bad = next((o for o in operands if not self.inert(o, names)), None)
+        if bad is None:
+            return None
+        return f"`{ast.unparse(node)[:60]}` may run code of the module's own objects (`{ast.unparse(bad)[:40]}`)"
+
+    def _arguments(self, call: ast.Call, depth, names, whole: bool) -> str | None:
+        """What the callee may do with its arguments: a builtin computes on them (they are inert;
+        the function one of CALLS_ITS_ARGUMENT calls is a lambda, checked, or a builtin); a
+        library's callable may also keep a function (``tf.custom_gradient(f)``); a call of the
+        module's own class makes an object, only as the whole value assigned (``flip = Flip()``)."""
+        name = self.qualified(call.func)
+        if name in self.local and isinstance(self.local[name], ast.ClassDef) and not whole:
+            return f"`{ast.unparse(call)[:60]}` makes an object of the module's class inside an expression"
+        builtin = self._builtin(name) and name not in self.local
+        for position, arg in enumerate([*call.args, *(k.value for k in call.keywords)]):
+            keyword = call.keywords[position - len(call.args)].arg if position >= len(call.args) else None
+            called = builtin and name in CALLS_ITS_ARGUMENT and (position == 0 if name in ("map", "filter", "iter")
+                                                                  else keyword == "key")
+            if called:
+                if isinstance(arg, ast.Lambda):
+                    params = {a.arg for a in [*arg.args.posonlyargs, *arg.args.args, *arg.args.kwonlyargs]}
+                    why = self.expression(arg.body, depth, names | params)
+                elif self._builtin(self.qualified(arg)) or (isinstance(arg, ast.Constant) and arg.value is None):
+                    why = None
+                else:
+                    why = f"`{ast.unparse(arg)[:40]}`, a function the builtin `{name}` would call"
+            elif builtin:
+                why = None if self.inert(arg, names) else (
+                    f"`{ast.unparse(arg)[:40]}` handed to the builtin `{name}` (which may run its own code)")
+                why = why or self.expression(arg, depth, names)
+            else:
+                why = self._argument(arg, depth, names)
+            if why is not None:
+                return why
+        return None
+
+    def _argument(self, arg, depth, names) -> str | None:
+        """An argument of a library's or the module's callable: inert, a lambda or a function of
+        the module (kept or called: a called one's body is checked where the callee is the
+        module's), never an object of the module's class."""
+        if isinstance(arg, ast.Lambda) or isinstance(arg, ast.Name) and (
+                arg.id in self.local or arg.id not in self.bound):  # the module's function, or a star-import's
+            return self.expression(arg, depth, names)
+        if isinstance(arg, ast.Starred):
+            arg = arg.value
+        made = isinstance(arg, ast.Call) and not isinstance(self.local.get(self.qualified(arg.func) or ""),
+                                                             ast.ClassDef)  # a function's result, checked below
+        if not (made or self.inert(arg, names)):
+            return f"`{ast.unparse(arg)[:40]}` passed on (it may be an object of the module's own)"
+        return self.expression(arg, depth, names)
+
+    def inert(self, expr, names=frozenset()) -> bool:
+        """Whether ``expr`` is a value no operation on which runs the module's own code: literals
+        and containers of them, names bound only to such values (or to a library's objects,
+        imported), arithmetic, tests and subscripts of them, a library's call."""
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return all(self.inert(e, names) for e in expr.elts)
+        if isinstance(expr, ast.Dict):
+            return all(self.inert(e, names) for e in [*expr.keys, *expr.values] if e is not None)
+        if isinstance(expr, ast.Name):
+            return (expr.id in names or expr.id in self.inert_names or expr.id in self.library
+                    or expr.id in MODULE_DUNDERS or self._builtin(expr.id))
+        if isinstance(expr, (ast.Attribute, ast.Starred, ast.FormattedValue)):
+            return self.inert(expr.value, names)
+        if isinstance(expr, ast.JoinedStr):
+            return all(self.inert(v, names) for v in expr.values)
+        if isinstance(expr, ast.BinOp):
+            return self.inert(expr.left, names) and self.inert(expr.right, names)
+        if isinstance(expr, ast.UnaryOp):
+            return self.inert(expr.operand, names)
+        if isinstance(expr, ast.BoolOp):
+            return all(self.inert(v, names) for v in expr.values)
+        if isinstance(expr, ast.Compare):
+            return all(self.inert(v, names) for v in [expr.left, *expr.comparators])
+        if isinstance(expr, ast.Subscript):
+            return self.inert(expr.value, names) and self.inert(expr.slice, names)
+        if isinstance(expr, ast.Slice):
+            return all(self.inert(v, names) for v in (expr.lower, expr.upper, expr.step) if v is not None)
+        if isinstance(expr, ast.IfExp):
+            return all(self.inert(v, names) for v in (expr.test, expr.body, expr.orelse))
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = names | {n.id for g in expr.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            parts = [*(g.iter for g in expr.generators), *(i for g in expr.generators for i in g.ifs),
+                     *((expr.key, expr.value) if isinstance(expr, ast.DictComp) else (expr.elt,))]
+            return all(self.inert(p, inner) for p in parts)
+        if isinstance(expr, ast.Call):  # a library's callable makes a library's object
+            name = self.qualified(expr.func)
+            return name is not None and name not in self.local and (self._builtin(name) or self._known(name))
+        return False
+
+    def _inert_names(self, tree: ast.Module) -> frozenset:
+        """The module-level names every binding of which is an assignment of an inert value (the
+        largest such set: a name stays while every value assigned to it is inert given the others)."""
+        values: dict[str, list] = {}
+        other: set[str] = set()
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and all(
+                    isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    values.setdefault(t.id if isinstance(t, ast.Name) else "", []).append(stmt.value)
+            else:
+                for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)) else ():
+                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        other.add(node.id)
+        for node in ast.walk(tree):  # bound in a function with `global`: by code the tool does not follow
+            if isinstance(node, ast.Global):
+                other.update(node.names)
+        self.inert_names = frozenset(n for n in values if n not in other and n not in self.local)
+        self.instances = frozenset(n for n, vs in values.items() if any(
+            isinstance(v, ast.Call) and isinstance(self.local.get(self.qualified(v.func) or ""), ast.ClassDef)
+            for v in vs))
+        while True:
+            kept = frozenset(n for n in self.inert_names if all(self.inert(v) for v in values[n]))
+            if kept == self.inert_names:
+                return kept
+            self.inert_names = kept
 
     def _call(self, call: ast.Call, depth) -> bool:
         func = call.func
@@ -139,7 +382,7 @@ class Harmless:
         name = self.qualified(func)
         if name is None:
             return False
-        if name in BUILTINS and name not in self.aliases and name not in self.local:
+        if self._builtin(name):
             return True
         if name in self.local:
             return self._local(name, depth)
@@ -205,6 +448,15 @@ class Harmless:
             return None
         head = self.aliases.get(node.id, node.id)
         return ".".join([head, *reversed(parts)])
+
+
+def _module_level(body):
+    """The statements that run at module level: ``body`` and the blocks of its if/try/with."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.With, ast.Try)):
+            yield from _module_level([*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", []),
+                                      *(s for h in getattr(stmt, "handlers", []) for s in h.body)])
 
 
 def registers(node) -> bool:
