@@ -481,3 +481,45 @@ def test_nothing_the_code_under_test_starts_outlives_the_run_however_it_hides(tm
     while time.time() < deadline and _holding(held):
         time.sleep(0.2)
     assert not _holding(held), "a process the code under test started outlived the run"
+
+
+def test_code_python_runs_without_a_call_in_the_text_never_runs_at_load(tmp_path):
+    """A project module the code under test imports (its bindings load): a metaclass, a reflected
+    operator, a with item's __enter__ would each touch a file as it loads; none runs, and the site,
+    which needs none of them, verifies."""
+    touched = tmp_path / "touched"
+    (tmp_path / "helpers.py").write_text(textwrap.dedent(f'''\
+        class _Touch(type):
+            def __new__(mcs, *args):
+                open({str(touched)!r}, "a").write("metaclass ")
+                return super().__new__(mcs, *args)
+
+            def __radd__(cls, other):
+                open({str(touched)!r}, "a").write("operator ")
+                return other
+
+            def __enter__(cls):
+                open({str(touched)!r}, "a").write("enter ")
+
+            def __exit__(cls, *exc):
+                return False
+
+
+        class Plain:
+            pass
+
+
+        class Touching(Plain, metaclass=_Touch):
+            pass
+
+
+        OFFSET = 1.0 + Touching
+        with Touching:
+            ENTERED = True
+        '''))
+    (tmp_path / "model.py").write_text("import helpers\n" + ORIGINAL)
+    result = cli(tmp_path, "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    (site,) = [v for f in json.loads(result.stdout)["files"] for v in f.get("verification", [])]
+    assert site["status"] == "verified", site
+    assert not touched.exists(), touched.read_text()
