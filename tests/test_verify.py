@@ -79,7 +79,7 @@ def test_every_wrong_hand_port_differs(hand_ports, name):
     others = [v for c, v in found.items() if c != BROKEN[name]]
     assert {v.status for v in others} == {"verified"}, others
     diagnostic = next(d for d in reports[name].diagnostics if d.code == "GRL302")
-    assert diagnostic.severity == "error" and "does not compute what the original did" in diagnostic.message
+    assert diagnostic.severity == "error" and "does not compute what the original did" in diagnostic.text
 
 
 def test_verify_against_on_the_command_line_exits_1_and_writes_nothing(tmp_path):
@@ -440,3 +440,44 @@ def test_a_package_without_init_imports_as_python_would_and_one_above_the_run_is
     assert site["status"] == "not_verifiable"
     assert (f"needs module pkg.sub: it is in the tree, in {tmp_path}, above where the run starts "
             f"({tmp_path / 'pkg'}); run the tool on {tmp_path}") in site["reason"], site
+
+
+DEFUN_ORIGINAL = '''\
+import tensorflow as tf
+from tensorflow.python.framework import function
+
+
+def _ste_grad(op, dy):
+    return dy * tf.cast(tf.abs(op.inputs[0]) <= 1.0, dy.dtype)
+
+
+@function.Defun(tf.float32, python_grad_func=_ste_grad)
+def ste_sign(x):
+    return tf.sign(x)
+'''
+
+DEFUN_PORT = '''\
+import tensorflow as tf
+
+
+@tf.custom_gradient
+def ste_sign(x):
+    def grad(dy):
+        return {gradient}
+
+    return tf.sign(x), grad
+'''
+
+
+def test_a_hand_port_of_a_defun_is_checked_against_it(tmp_path):
+    """--verify-against takes a Defun original like a map's (it was passed over: no site checked)."""
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "port").mkdir()
+    (tmp_path / "orig" / "ste.py").write_text(DEFUN_ORIGINAL)
+    outcome = {}
+    for name, gradient in (("right", "dy * tf.cast(tf.abs(x) <= 1.0, dy.dtype)"), ("wrong", "dy")):
+        (tmp_path / "port" / "ste.py").write_text(DEFUN_PORT.format(gradient=gradient))
+        result = cli("--verify-against", tmp_path / "orig", tmp_path / "port", "--format", "json")
+        (site,) = json.loads(result.stdout)["files"][0]["verification"]
+        outcome[name] = site["status"]
+    assert outcome == {"right": "verified", "wrong": "differs"}

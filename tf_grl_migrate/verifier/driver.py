@@ -48,23 +48,40 @@ class Verification(NamedTuple):
                 "max_abs_diff": self.max_abs_diff, "reason": self.reason}
 
     def message(self, hand: bool = False) -> str:
-        """``hand``: the migration checked is the user's (``--verify-against``), not the tool's."""
+        """One line (the callable and the reason's first clause, clipped), then the whole in
+        details. ``hand``: the migration checked is the user's (``--verify-against``), not the tool's."""
+        called, reason = _clipped(self.callable, 60, "("), self.reason or ""
+        whole = f"{self.callable}: {reason}" if reason else self.callable
         if self.status == VERIFIED:
-            note = f" ({self.reason})" if self.reason else ""
-            return f"verified {self.callable}: max |diff| {_number(self.max_abs_diff)}{note}"
+            note = f" ({_clipped(reason, 50, ':')})" if reason else ""
+            line = f"verified {called}: max |diff| {_number(self.max_abs_diff)}{note}"
+            return line if line == f"verified {self.callable}: max |diff| {_number(self.max_abs_diff)}" + (
+                f" ({reason})" if reason else "") else f"{line}\nVerified {whole}."
         if self.status == DIFFERS:
             if hand:
-                return (
-                    f"differs {self.callable}: {self.reason}. The migrated code does not compute what the original did"
-                )
-            return (f"differs {self.callable}: {self.reason}. The migration changed what this code computes; "
-                    "the file is not written: please report it to tf-grl-migrate")
-        return f"not verifiable {self.callable}: {self.reason}; test this site by hand"
+                return f"differs {called}: {_clipped(reason, 80)}\nThe migrated code does not compute what the " \
+                       f"original did: {whole}."
+            return (f"differs {called}: {_clipped(reason, 60)}; not written: please report it\nThe migration "
+                    f"changed what this code computes, so the file is not written (report it to tf-grl-migrate): "
+                    f"{whole}.")
+        line = f"not verifiable {called}: {_clipped(reason, 80)}; test this site by hand"
+        return line if called == self.callable and _clipped(reason, 80) == reason else f"{line}\n{whole}"
 
     def diagnostic(self, hand: bool = False):
         from ..report import Diagnostic
 
         return Diagnostic(self.line, self.col, CODE_OF[Status(self.status)], self.message(hand))
+
+
+def _clipped(text: str, limit: int, stop: str = "") -> str:
+    """``text`` up to ``limit`` characters for the one line: to ``stop`` (the arguments of a long
+    call label, a clause) where that is what overflows, else at a word, marked with "..."."""
+    if len(text) <= limit:
+        return text
+    if stop and stop in text and text.index(stop) <= limit:
+        return text[:text.index(stop)] + ("(...)" if stop == "(" else "")
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return f"{cut}..."
 
 
 def _number(x) -> str:
@@ -494,8 +511,8 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
         except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
             reports.append(FileReport(old, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")]))
             continue
-        if probes.MARKER not in text:
-            continue
+        if probes.MARKER not in text and probes.DEFUN not in text:
+            continue  # no override of either kind
         report = FileReport(old)  # the sites are the original's: its lines
         reports.append(report)
         raw_new, failure = read(new)
