@@ -385,3 +385,35 @@ def replace_atomically(target: str, data: bytes, mode: int | None = None, durabl
         except FileNotFoundError:
             pass
         raise
+
+
+# -- what verification reads and writes (tf_grl_migrate.verifier reaches files through these) --
+def text_of(path: str, raw: bytes):
+    """(the text a file's code is, how a diagnostic of that text is placed): a module's decoded
+    text as it stands; a notebook's code cells glued, a diagnostic then naming its cell."""
+    if not path.endswith(".ipynb"):
+        return decode(raw).text, lambda d: d
+    from . import notebooks
+
+    glued, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
+
+    def place(d: Diagnostic) -> Diagnostic:
+        cell, line = notebooks.cell_of_line(glued, indices, d.line)
+        return d._replace(line=line, cell=cell)
+
+    return glued, place
+
+
+def write_verified(report: FileReport, raw: bytes, use_runtime: bool) -> None:
+    """Write a file verification passed: its migrated text (``report.new_text``), only if the
+    file still holds ``raw``; a notebook's cells through the notebook layer (the same result)."""
+    if report.path.endswith(".ipynb"):
+        again = process_file(report.path, True, False, use_runtime, raw)
+        report.written = again.written
+        report.diagnostics.extend(d for d in again.diagnostics if d.code in ("GRL905", "GRL906"))
+        return
+    try:
+        write_atomic(report.path, (report.new_text or "").encode(decode(raw).encoding), expected=raw)
+        report.written = True
+    except (OSError, UnicodeEncodeError, FileChangedError) as exc:
+        report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))

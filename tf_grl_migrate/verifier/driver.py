@@ -21,7 +21,7 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from ..migrator import precheck
+from ..migrator import files, precheck
 from . import calling, probes, verdict
 from .pool import Worker, isolation_line
 from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
@@ -352,18 +352,16 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
     """Verify every changed file of a run (``report.new_text`` holds its migrated text): fill
     ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none of
     whose sites differs (never one that changed on disk since it was read)."""
-    from ..migrator.files import read
-
     work = []
     for report in reports:
         if not report.changed or report.new_text is None:
             continue
-        raw, failure = read(report.path)
+        raw, failure = files.read(report.path)
         if failure is not None:
             report.diagnostics.extend(failure.diagnostics)
             continue
         try:
-            original, place = _original(report.path, raw)
+            original, place = files.text_of(report.path, raw)
         except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
             continue
         work.append((report, raw, original, place))
@@ -374,41 +372,7 @@ def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = F
         report.verification = found.get(report.path, [])
         report.diagnostics.extend(place(v.diagnostic()) for v in report.verification)
         if write and not report.differs:
-            _write_verified(report, raw, use_runtime)
-
-
-def _original(path, raw):
-    """The text verification runs (a notebook's glued code cells) and how a diagnostic of it is
-    placed (a notebook's names its cell)."""
-    from ..migrator.files import decode
-
-    if not path.endswith(".ipynb"):
-        return decode(raw).text, lambda d: d
-    from ..migrator import notebooks
-
-    glued, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
-
-    def place(d):
-        cell, line = notebooks.cell_of_line(glued, indices, d.line)
-        return d._replace(line=line, cell=cell)
-
-    return glued, place
-
-
-def _write_verified(report, raw, use_runtime) -> None:
-    from ..migrator.files import FileChangedError, decode, process_file, write_atomic
-    from ..report import Diagnostic
-
-    if report.path.endswith(".ipynb"):  # the notebook layer writes the cells back (the same result again)
-        again = process_file(report.path, True, False, use_runtime, raw)
-        report.written = again.written
-        report.diagnostics.extend(d for d in again.diagnostics if d.code in ("GRL905", "GRL906"))
-        return
-    try:
-        write_atomic(report.path, report.new_text.encode(decode(raw).encoding), expected=raw)
-        report.written = True
-    except (OSError, UnicodeEncodeError, FileChangedError) as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+            files.write_verified(report, raw, use_runtime)
 
 
 def _folders(paths) -> list:
@@ -487,7 +451,6 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
     module-level name of the original that reaches the site and that the port defines too
     (``pairs``: (original's name, port's name) to pair by hand, ``--verify-call``). One
     FileReport per original file that holds a site; nothing is written."""
-    from ..migrator.files import discover, read
     from ..report import Diagnostic, FileReport
 
     pairs_ = tuple(pairs)
@@ -495,19 +458,19 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
     if os.path.isdir(original) != os.path.isdir(path):
         raise ValueError("ORIGINAL and PATH must both be files or both be directories")
     if os.path.isdir(original):
-        for old in discover([original]):
+        for old in files.discover([original]):
             if old.endswith(".py"):
                 work_pairs.append((old, os.path.join(path, os.path.relpath(old, original))))
     else:
         work_pairs.append((original, path))
     reports, work = [], []
     for old, new in work_pairs:
-        raw, failure = read(old)
+        raw, failure = files.read(old)
         if failure is not None:
             reports.append(failure)
             continue
         try:
-            text, place = _original(old, raw)
+            text, place = files.text_of(old, raw)
         except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
             reports.append(FileReport(old, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")]))
             continue
@@ -515,13 +478,13 @@ def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | 
             continue  # no override of either kind
         report = FileReport(old)  # the sites are the original's: its lines
         reports.append(report)
-        raw_new, failure = read(new)
+        raw_new, failure = files.read(new)
         if failure is not None:
             report.diagnostics.append(failure.diagnostics[0]._replace(
                 message=f"the migrated file {new}: {failure.diagnostics[0].message}"))
             continue
         try:
-            new_text, _ = _original(new, raw_new)
+            new_text, _ = files.text_of(new, raw_new)
         except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
             report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}"))
             continue
