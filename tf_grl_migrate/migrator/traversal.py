@@ -275,6 +275,7 @@ class Positions:
     def __init__(self, module: cst.Module, parents):
         self.module, self.parents = module, parents
         self._lines: dict[int, int] = {id(module): 1}  # id(node) -> the line its code starts on
+        self._newlines: dict[int, int] = {}  # id(node) -> the newlines its code holds
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
@@ -313,18 +314,22 @@ class Positions:
         if line is None:
             parent = chain[index + 1]
             line = self._line(chain, index + 1)
-            for child in children(parent):
+            for child in children(parent):  # each sibling's start noted on the way: the next query starts there
+                self._lines.setdefault(id(child), line)
                 if child is node:
                     break
                 line += self._newlines_in(child)
-            self._lines[id(node)] = line
         return line
 
     def _newlines_in(self, node) -> int:
-        try:
-            return _newlines(self.module.code_for_node(node))
-        except SyntaxError:  # a part generated only within its parent (an annotation: libcst's CSTCodegenError)
-            return sum(self._newlines_in(child) for child in children(node))  # its own tokens hold none
+        count = self._newlines.get(id(node))
+        if count is None:
+            try:
+                count = _newlines(self.module.code_for_node(node))
+            except SyntaxError:  # a part generated only within its parent (an annotation: libcst's CSTCodegenError)
+                count = sum(self._newlines_in(child) for child in children(node))  # its own tokens hold none
+            self._newlines[id(node)] = count
+        return count
 
     def _public(self, node) -> tuple[int, int]:
         if self._provider is None:
