@@ -170,15 +170,32 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
 
     try:
         stars = {}  # path -> bytes of a module that may star-import another
+        quiet = cache.quiet() if cache is not None else {}  # files a warm scan need not read (cache.py)
+        still_quiet: dict = {}
+        seen: set = set()
         for i, path in enumerate(paths):
+            where, signature = _signature(path) if cache is not None else (None, None)
+            seen.add(where)
+            if signature is not None and quiet.get(where) == signature:
+                still_quiet[where] = signature
+                reports[i] = FileReport(path)
+                done(i)
+                continue
             raw, failure = read(path)
-            if raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw):
+            starred_here = raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw)
+            if starred_here:
                 stars[path] = raw
             if failure is not None or not may_hold_override_bytes(raw):
+                if failure is None and not starred_here and signature is not None:
+                    still_quiet[where] = signature
                 reports[i] = failure or FileReport(path)
                 done(i)
                 continue
             candidates[i] = raw
+        if cache is not None:  # what this run saw replaces what the index said of the same files
+            index = {k: v for k, v in quiet.items() if k not in seen} | still_quiet
+            if index != quiet:
+                cache.put_quiet(index)
         # What the cache knows of each candidate, star-imported or not: being star-imported changes
         # only which dead module-level names a migration removes, so a module left unchanged either
         # way cannot lose a name another imports; only the others, changed or not known yet, are
@@ -214,6 +231,15 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return reports
+
+
+def _signature(path: str):
+    """(the absolute path, [mtime_ns, ctime_ns, size, inode]) of a regular file; (None, None) if not."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, None
+    return os.path.abspath(path), [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
 
 
 def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False,

@@ -131,6 +131,33 @@ class Cache:
         except (OSError, UnicodeEncodeError):
             pass
 
+    # -- quiet files: what a warm scan need not read again ------------------------------------
+    # path -> [mtime_ns, ctime_ns, size, inode] of a file that held neither an override marker nor
+    # a star-import when last read (by this version of the tool: the index lives in its folder).
+    # Any write to a file moves its ctime, which no user call sets back: a file whose four still
+    # agree holds the bytes it held then.
+    def quiet(self) -> dict:
+        import json
+
+        try:
+            with open(os.path.join(self.directory, "quiet.json"), encoding="utf-8") as handle:
+                data = json.load(handle)
+            return data["files"] if data.get("format") == FORMAT and isinstance(data.get("files"), dict) else {}
+        except (OSError, ValueError, AttributeError):
+            return {}
+
+    def put_quiet(self, files: dict) -> None:
+        import json
+
+        from .files import replace_atomically
+
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            replace_atomically(os.path.join(self.directory, "quiet.json"),
+                               json.dumps({"format": FORMAT, "files": files}).encode("utf-8"))
+        except (OSError, UnicodeEncodeError):
+            pass
+
     def put(self, key: str, text: str, new_text: str, diagnostics) -> None:
         import json
 
