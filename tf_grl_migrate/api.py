@@ -309,13 +309,10 @@ def explain(code: str) -> str:
     """What ``tf-grl-migrate --explain CODE`` prints: the code's title, the idiom that owns it
     (what that idiom is), and its example with what the tool says on it, message and details.
     Raises KeyError for a code outside the table."""
-    from .codes import CODES
+    from .codes import TABLE
 
-    title = CODES[code]
-    kind = {"1": "a refusal: the site is left unchanged (--check exits 1, --write exits 1)",
-            "2": "a note on a migrated file (nothing refused)", "3": "verification (--verify)",
-            "9": "a file the tool could not process (exit 123; the rest of the tree is processed)"}[code[3]]
-    lines = [f"{code}: {title}", f"kind: {kind}"]
+    entry = TABLE[code]
+    lines = [f"{code}: {entry.title}", f"kind: {entry.kind.meaning}"]
     from .migrator.codemod import migrate_code
     from .migrator.idioms import all_idioms
 

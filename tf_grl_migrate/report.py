@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .codes import CODES
+from .codes import CODES, FAILURE, NOTE, REFUSAL, TABLE
 
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1
@@ -53,18 +53,23 @@ class Diagnostic(_Fields):
 
     @property
     def severity(self) -> str:
-        # notes: GRL2xx, and verification's "verified" / "not verifiable" (GRL301, GRL303)
-        return "note" if self.code.startswith("GRL2") or self.code in ("GRL301", "GRL303") else "error"
+        """"error" or "note", as the table of codes says."""
+        return TABLE[self.code].severity
 
     @property
     def is_refusal(self) -> bool:
-        """A site the tool left unchanged (1xx)."""
-        return self.code.startswith("GRL1")
+        """A site the tool left unchanged."""
+        return TABLE[self.code].kind is REFUSAL
+
+    @property
+    def is_note(self) -> bool:
+        """A note on a migrated file (nothing refused)."""
+        return TABLE[self.code].kind is NOTE
 
     @property
     def is_failure(self) -> bool:
-        """A file-level failure (9xx): the file could not be processed at all."""
-        return self.code.startswith("GRL9")
+        """A file-level failure: the file could not be processed at all."""
+        return TABLE[self.code].kind is FAILURE
 
     def format(self, path: str) -> str:
         where = f"{path}:cell {self.cell}:" if self.cell is not None else f"{path}:"

@@ -118,7 +118,7 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     if last.code != again.code:
         raise SafetyError("a second run would change the rewritten code again; nothing written")
     notes = [*result.diagnostics, *_moved(again.diagnostics, result.code, code)]
-    kept = [d for d in notes if d.code.startswith("GRL2")] + _moved(last.diagnostics, again.code, code)
+    kept = [d for d in notes if d.is_note] + _moved(last.diagnostics, again.code, code)
     return Result(again.code, sorted(set(kept)), again.blocked)
 
 
