@@ -20,11 +20,11 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
-from tf_grl_migrate import override_gradients  # noqa: E402
+from tf_grl_migrate import override_gradients
 
 
 @tf.RegisterGradient("GuidedReluBench")

@@ -13,10 +13,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-from tf_grl_migrate import gradient_override_map  # noqa: E402
+from tf_grl_migrate import gradient_override_map
 
 
 def main():

@@ -15,10 +15,10 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-from tf_grl_migrate import flip_gradient  # noqa: E402
+from tf_grl_migrate import flip_gradient
 
 
 def minimal_flip(x, l):

@@ -37,6 +37,6 @@ def test_a_code_outside_the_table_cannot_be_emitted():
     from tf_grl_migrate.codes import CODES
     from tf_grl_migrate.report import Diagnostic
 
-    with pytest.raises(ValueError, match="not in tf_grl_migrate.codes.CODES"):
+    with pytest.raises(ValueError, match=r"not in tf_grl_migrate\.codes\.CODES"):
         Diagnostic(1, 1, "GRL199", "a code nobody put in the table")
     assert all(Diagnostic(1, 1, code, "m").code == code for code in CODES)

@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper
 from tf_grl_migrate.migrator.analysis import Collector
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-import check_scopes  # noqa: E402 - tools/ is not a package
+import check_scopes  # tools/ is not a package
 
 CASES = pathlib.Path(__file__).parent / "cases"
 SOURCES = sorted([*(CASES / "rewrite").glob("*/before.py"), *(CASES / "refuse").glob("*/before.py")])[::4]
@@ -173,7 +173,7 @@ def test_libcst_is_left_as_it_is():
     private = set()
     for module in (cst, libcst.metadata, libcst.helpers, libcst.codemod):
         for name in dir(module):
-            for attribute in dir(getattr(module, name)) + [name]:
+            for attribute in [*dir(getattr(module, name)), name]:
                 if attribute.startswith("_") and not attribute.startswith("__"):
                     private.add(attribute)
     package = pathlib.Path(__file__).parent.parent / "tf_grl_migrate"

@@ -163,7 +163,7 @@ def test_cells_with_magics_are_migrated_and_keep_their_magics_byte_for_byte(tmp_
     after = json.loads(path.read_text())
     sources = ["".join(c["source"]) for c in after["cells"]]
     assert [i for i in range(5) if sources[i] != "".join(before["cells"][i]["source"])] == [1, 2]
-    for line in MAGIC_LINES + ["%%time"]:  # every magic is back where it was, byte for byte
+    for line in [*MAGIC_LINES, "%%time"]:  # every magic is back where it was, byte for byte
         assert sum(line in s for s in sources) == sum(line in "".join(c["source"]) for c in before["cells"])
     assert sources[1].startswith("%%time\n@tf.custom_gradient") and "return _flip(x)" in sources[1]
     assert "      %time 1 + 1\n" in sources[2] and "_sign_straight_through(x)" in sources[2]

@@ -175,9 +175,8 @@ def test_restored_on_exit_and_when_the_block_raises():
     with override_gradients({"Relu": "GuidedReluOG", "Sign": "Identity"}):
         assert _registry_snapshot() != before
     assert _registry_snapshot() == before
-    with pytest.raises(KeyError):
-        with override_gradients({"Relu": "GuidedReluOG"}):
-            raise KeyError("boom")
+    with pytest.raises(KeyError), override_gradients({"Relu": "GuidedReluOG"}):
+        raise KeyError("boom")
     assert _registry_snapshot() == before
 
 
@@ -258,26 +257,25 @@ def test_blocks_left_out_of_order_by_two_threads_leave_the_ordinary_gradients():
 )
 def test_bad_input_raises_before_anything_changes(mapping, error, text):
     before = _registry_snapshot()
-    with pytest.raises(error) as raised:
-        with override_gradients(mapping):
-            pytest.fail("the block must not run")
+    with pytest.raises(error) as raised, override_gradients(mapping):
+        pytest.fail("the block must not run")
     assert text in str(raised.value)
     assert _registry_snapshot() == before
 
 
 def test_reading_what_the_eager_tape_did_not_keep_raises_a_clear_error():
     tape, y, x = tape_gradient(lambda x: tf.identity(x), np.ones((2,), np.float32))
-    with override_gradients({"Identity": lambda op, grad: grad * op.inputs[0]}):
-        with pytest.raises(ValueError, match="does not keep for 'Identity' ops"):
-            tape.gradient(y, x)
+    with override_gradients({"Identity": lambda op, grad: grad * op.inputs[0]}), pytest.raises(
+            ValueError, match="does not keep for 'Identity' ops"):
+        tape.gradient(y, x)
 
 
 def test_incompatible_tensorflow_raises_one_clear_error_naming_the_version(monkeypatch):
     before = _registry_snapshot()
     monkeypatch.setattr(tf_ops, "_gradient_registry", object())
-    with pytest.raises(RuntimeError, match=f"TensorFlow {tf.__version__} does not have"):
-        with override_gradients({"Relu": "GuidedReluOG"}):
-            pytest.fail("the block must not run")
+    with pytest.raises(RuntimeError, match=f"TensorFlow {tf.__version__} does not have"), override_gradients(
+            {"Relu": "GuidedReluOG"}):
+        pytest.fail("the block must not run")
     monkeypatch.undo()
     assert _registry_snapshot() == before
 

@@ -192,9 +192,8 @@ def test_blocks_nest_and_the_inner_map_wins_for_its_types():
 
 def test_the_block_is_undone_when_it_raises_and_by_hand():
     x = tf.constant(X)
-    with pytest.raises(ZeroDivisionError):
-        with gradient_override_map({"Sign": "Identity"}):
-            raise ZeroDivisionError("raised in the block")
+    with pytest.raises(ZeroDivisionError), gradient_override_map({"Sign": "Identity"}):
+        raise ZeroDivisionError("raised in the block")
     ctx = gradient_override_map({"Sign": "Identity"})
     ctx.__enter__()
     with tf.GradientTape() as tape:
@@ -255,9 +254,8 @@ def test_a_stop_recording_of_the_users_own_is_kept():
 ])
 def test_bad_keys_or_values_raise_before_anything_changes(mapping, error):
     x = tf.constant(X)
-    with pytest.raises(error):
-        with gradient_override_map(mapping):
-            pass
+    with pytest.raises(error), gradient_override_map(mapping):
+        pass
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = tf.nn.relu(x)
@@ -302,9 +300,8 @@ def test_graph_passed_by_the_migrator_matters_only_in_a_legacy_graph():
 def test_a_py_func_map_entered_eagerly_says_why_it_cannot_apply():
     """Eagerly, tf.compat.v1.py_func runs its function directly: no PyFunc op exists to map, so
     the map raises instead of leaving the ordinary (no) gradient silently."""
-    with pytest.raises(ValueError, match="never created eagerly"):
-        with gradient_override_map({"PyFunc": "MapFlip"}):
-            pass
+    with pytest.raises(ValueError, match="never created eagerly"), gradient_override_map({"PyFunc": "MapFlip"}):
+        pass
 
 
 def test_an_op_feature_the_runtime_lacks_is_named_in_the_error():
@@ -382,9 +379,8 @@ def test_py_func_with_a_gradient_is_tf1s_recipe():
 def test_a_variable_made_in_an_identity_map_raises_instead_of_differing_from_tf1():
     """TF1 read a variable through an Identity op (`w/read`) the map overrode; TF2 has none to
     override: the block says so instead of silently giving the weights another gradient."""
-    with pytest.raises(ValueError, match="w/read"):
-        with gradient_override_map({"Identity": "MapFlip"}):
-            tf.Variable(tf.ones([2]))
+    with pytest.raises(ValueError, match="w/read"), gradient_override_map({"Identity": "MapFlip"}):
+        tf.Variable(tf.ones([2]))
     with gradient_override_map({"Relu": "MapGuidedRelu"}):  # other maps: variables are fine
         v = tf.Variable(tf.ones([2]))
         tf.nn.relu(v)
@@ -395,16 +391,15 @@ def test_a_model_built_in_the_block_but_called_after_it_raises():
     """TF1 made a Keras model's ops when it was built; TF2 makes them when it is called. A block that
     built a model (variables made) but made no op of a mapped type would silently change nothing:
     it raises when it ends, saying to call the model inside the block."""
-    with pytest.raises(RuntimeError, match="Call the model inside the block"):
-        with gradient_override_map({"Relu": "MapGuidedRelu"}):
-            model = keras.Sequential([keras.layers.Dense(7, activation="relu")])
-            model.build((None, 6))  # built, to be called later, outside the block
+    with pytest.raises(RuntimeError, match="Call the model inside the block"), gradient_override_map(
+            {"Relu": "MapGuidedRelu"}):
+        model = keras.Sequential([keras.layers.Dense(7, activation="relu")])
+        model.build((None, 6))  # built, to be called later, outside the block
     assert model(X).shape == (4, 7)
     x = tf.constant(X)
-    with pytest.raises(RuntimeError, match="a model was built"):
-        with gradient_override_map({"Relu": "MapGuidedRelu"}):
-            dense = keras.layers.Dense(3, activation="sigmoid")  # no Relu in it at all
-            dense(x)
+    with pytest.raises(RuntimeError, match="a model was built"), gradient_override_map({"Relu": "MapGuidedRelu"}):
+        dense = keras.layers.Dense(3, activation="sigmoid")  # no Relu in it at all
+        dense(x)
     with tf.GradientTape() as tape:  # built and called inside: fine, and guided
         tape.watch(x)
         with gradient_override_map({"Relu": "MapGuidedRelu"}):

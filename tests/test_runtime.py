@@ -208,7 +208,7 @@ def _dann_model(hp_lambda=1.0, functional=True):
 def test_keras_layer_reverses_in_models(functional):
     x = tf.constant(X, tf.float32)
     model = _dann_model(0.5, functional)
-    kernel = [l for l in model.layers if isinstance(l, keras.layers.Dense)][0].kernel
+    kernel = next(l for l in model.layers if isinstance(l, keras.layers.Dense)).kernel
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(model(x))
     g = tape.gradient(loss, kernel)
@@ -407,7 +407,7 @@ def test_gradient_reversal_reads_a_variable_lambda_live(make):
 
 
 def test_gradient_reversal_rejects_what_it_cannot_read_live():
-    with pytest.raises(TypeError, match="scalar float tf.Variable / keras.Variable"):
+    with pytest.raises(TypeError, match=r"scalar float tf\.Variable / keras\.Variable"):
         GradientReversal(hp_lambda="0.5x")
     with pytest.raises(TypeError, match="scalar float variable"):
         GradientReversal(hp_lambda=tf.Variable([0.5, 0.5]))

@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_table_is_what_the_generator_writes_for_the_pinned_tensorflow():
-    assert _tf_renames.TF_VERSION == tf.__version__
+    assert tf.__version__ == _tf_renames.TF_VERSION
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "generate_tf_renames.py"), "--check"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -357,7 +357,7 @@ def test_no_module_a_child_writes_is_imported_by_a_later_child(tmp_path):
                 except OSError:
                     pass
         ''', scale=RIGHT)
-    result, found = _run_against(tmp_path, {"a_planter": planter, "b_lost_its_sign": port(""),
+    _result, found = _run_against(tmp_path, {"a_planter": planter, "b_lost_its_sign": port(""),
                                             "c_right": port("", scale=RIGHT)}, "-j", "1")
     assert found["a_planter"][0]["status"] == "verified", found["a_planter"]
     assert found["b_lost_its_sign"][0]["status"] == "differs", found["b_lost_its_sign"]
@@ -391,7 +391,7 @@ def test_the_code_under_test_is_compiled_with_its_own_future_features_only(tmp_p
     right = port(checks, scale=RIGHT).replace("def flip_gradient(x):", "def flip_gradient(x: tf.Tensor):")
     own_future = "from __future__ import annotations\n" + right.replace(
         'is not tf.Tensor:', '!= "tf.Tensor":')
-    result, found = _run_against(tmp_path, {"objects": right, "own_future": own_future}, "-j", "1")
+    _result, found = _run_against(tmp_path, {"objects": right, "own_future": own_future}, "-j", "1")
     assert found["objects"][0]["status"] == "verified", found["objects"]
     assert found["own_future"][0]["status"] == "verified", found["own_future"]
 
@@ -413,7 +413,7 @@ def test_a_name_bound_by_a_statement_verification_does_not_run_is_not_verifiable
 
         flip_gradient = _Flipper()
         ''')
-    result, found = _run_against(tmp_path, {"flipper": flipper})
+    _result, found = _run_against(tmp_path, {"flipper": flipper})
     [v] = found["flipper"]
     assert v["status"] == "not_verifiable", v
     assert "flip_gradient = _Flipper()" in v["reason"] and "line" in v["reason"], v
@@ -475,7 +475,7 @@ def test_nothing_the_code_under_test_starts_outlives_the_run_however_it_hides(tm
         while True:
             time.sleep(0.05)
         ''')
-    result, found = _run_against(tmp_path, {"hiding": hiding}, "--verify-timeout", "20")
+    _result, found = _run_against(tmp_path, {"hiding": hiding}, "--verify-timeout", "20")
     assert found["hiding"][0]["status"] == "not_verifiable", found
     deadline = time.time() + 10
     while time.time() < deadline and _holding(held):

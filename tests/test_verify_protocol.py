@@ -6,6 +6,7 @@ agree. No TensorFlow: these are the main process's own rooms."""
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -170,7 +171,7 @@ def test_an_answer_for_a_way_of_calling_that_was_not_asked_is_not_verifiable(mon
     """The TF1 side names `variant: 99` of a probe with one way of calling it (an IndexError once)."""
     monkeypatch.setattr(driver, "_ask", lambda pool, request, timeout: _ran(variant=99))
     task = _task("f")
-    outcome, label, ran = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
+    outcome, _label, ran = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
     assert outcome.status is Status.NOT_VERIFIABLE and "way 99" in outcome.reason and not ran
 
 
@@ -178,7 +179,7 @@ def test_the_fallback_notice_names_every_gap_not_only_network_and_processes():
     from tf_grl_migrate.verifier.pool import isolation_line
 
     class _Worker:
-        hello = {"isolation": {"namespaces": False, "why": "unshare: Operation not permitted"}}
+        hello: ClassVar[dict] = {"isolation": {"namespaces": False, "why": "unshare: Operation not permitted"}}
 
     line = isolation_line([_Worker()])  # a worker that says nothing of the socket filter had none
     assert all(gap in line for gap in ("network", "processes", "environment (/proc)", "Unix sockets", "container"))

@@ -21,7 +21,7 @@ from typing import Callable, NamedTuple
 
 from .report import Diagnostic, FileReport
 
-__all__ = ["MigrationResult", "migrate_source", "migrate_paths", "explain", "Diagnostic", "FileReport"]
+__all__ = ["Diagnostic", "FileReport", "MigrationResult", "explain", "migrate_paths", "migrate_source"]
 
 
 class MigrationResult(NamedTuple):

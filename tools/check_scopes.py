@@ -60,16 +60,15 @@ def differences(source: str, limit: int = 1) -> list[str]:
         if their is None:
             continue
         scopes[id(their)] = (their, our)
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
-            if our.qualified_names(node) != {q.name for q in their.get_qualified_names_for(node)}:
-                if differ("qualified names", node):
-                    return found
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and our.qualified_names(node) != {
+                q.name for q in their.get_qualified_names_for(node)} and differ("qualified names", node):
+            return found
         if isinstance(node, cst.Name):
             access = our.access_of(node)
             read = next((a.referents for a in their.accesses[node] if a.node is node), None)
-            if (access is None) != (read is None) or (access is not None and _refs(access.referents) != _refs(read)):
-                if differ("what a read sees", node):
-                    return found
+            if ((access is None) != (read is None) or (access is not None and _refs(access.referents) != _refs(read))) \
+                    and differ("what a read sees", node):
+                return found
     for their, our in scopes.values():
         want = sorted((a.name, id(getattr(a, "node", None)), len(a.references)) for a in their.assignments)
         have = sorted((a.name, id(getattr(a, "node", None)), len(a.references)) for a in our.assignments)

@@ -17,7 +17,7 @@ from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import code_of
 from .rewrite import Builder, Rewriter, keep_module_start
-from .safety import SafetyError  # noqa: F401  (callers catch it from here)
+from .safety import SafetyError  # callers catch it from here
 
 
 @dataclass

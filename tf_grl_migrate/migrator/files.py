@@ -128,7 +128,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=N
         screened, tree = precheck.screen(text) if links is None or links.only_star_imported else (None, None)
     except RecursionError:
         screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
-    except Exception as exc:  # a bug of ours in the screen must not stop the other files either
+    except Exception as exc:  # noqa: BLE001 - a bug of ours in the screen must not stop the other files either
         screened = [Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); please report it")]
     if screened is not None:  # nothing to do, found without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
@@ -148,7 +148,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=N
     except RecursionError:
         report.diagnostics.append(Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform"))
         return text, report
-    except Exception as exc:  # a bug of ours must not stop the other files
+    except Exception as exc:  # noqa: BLE001 - a bug of ours must not stop the other files
         report.diagnostics.append(Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); "
                                                              "please report it"))
         return text, report

@@ -54,10 +54,10 @@ def _nothing_reaches_the_map(tree) -> bool:
                 continue  # the runtime's map, not a graph's: migrated already
             if n.attr == PRIVATE or isinstance(n.ctx, ast.Load):
                 return False
-        elif (isinstance(n, ast.Name) and n.id == MARKER or isinstance(n, ast.alias) and n.name == MARKER
-              or isinstance(n, ast.Constant) and n.value == MARKER):
+        elif ((isinstance(n, ast.Name) and n.id == MARKER) or (isinstance(n, ast.alias) and n.name == MARKER)
+              or (isinstance(n, ast.Constant) and n.value == MARKER)):
             return False  # a wrapper named like the API, imported under another name, or getattr(g, "...")
-        elif isinstance(n, ast.Attribute) and n.attr == DEFUN or isinstance(n, ast.Name) and n.id == DEFUN:
+        elif (isinstance(n, ast.Attribute) and n.attr == DEFUN) or (isinstance(n, ast.Name) and n.id == DEFUN):
             return False  # a Defun: its gradient is the analysis's to decide
     return True
 

@@ -221,7 +221,7 @@ class Rewriter(Quick, cst.CSTTransformer):
         pending, removed_first, carried = None, False, []
         for stmt in body:
             commented = any(line.comment is not None for line in stmt.leading_lines)
-            if id(stmt) in self.carriers or id(stmt) in self.markers and commented:
+            if id(stmt) in self.carriers or (id(stmt) in self.markers and commented):
                 removed_first = removed_first or (not out and id(stmt) not in self.carriers)
                 carried.extend(stmt.leading_lines)
                 continue

@@ -120,8 +120,8 @@ def _statement_keys(stmt, flips: bool) -> list:
 
 def _is_map_call(node) -> bool:
     return isinstance(node, ast.Call) and (
-        isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
-        or isinstance(node.func, ast.Name) and node.func.id == MARKER)
+        (isinstance(node.func, ast.Attribute) and node.func.attr == MARKER)
+        or (isinstance(node.func, ast.Name) and node.func.id == MARKER))
 
 
 def _shape(node, flips: bool, skip=()):

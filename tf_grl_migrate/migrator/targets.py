@@ -112,8 +112,8 @@ def literal_values(facts, expr):
         node = ref.node
         if facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
             return f"`{expr.value}` is bound where the tool cannot follow it"
-        if isinstance(node, cst.Param) or facts.parent(node) is not None and isinstance(
-                facts.parent(node), cst.Param):
+        if isinstance(node, cst.Param) or (facts.parent(node) is not None and isinstance(
+                facts.parent(node), cst.Param)):
             placed.append((-1, ref, False))
             continue
         index = _top_index(facts, node, body)

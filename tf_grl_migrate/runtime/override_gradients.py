@@ -139,7 +139,7 @@ def _apply(table, op_types):
             table[op_type] = entry
 
 
-class override_gradients:  # noqa: N801 - used like a function: `with override_gradients({...}):`
+class override_gradients:  # lower case: used like a function, `with override_gradients({...}):`
     """TF1's ``graph.gradient_override_map``, honoured by TF2: while the block is active, every
     gradient *computed* in it uses the mapped gradient for ops of the mapped types.
 

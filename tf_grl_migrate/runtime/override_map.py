@@ -511,7 +511,7 @@ def _linked(function, op_type, inputs, outputs, attrs, op_name):
     return link(*differentiable)
 
 
-class gradient_override_map:  # noqa: N801 - used like TF1's: `with gradient_override_map({...}):`
+class gradient_override_map:  # lower case: used like TF1's, `with gradient_override_map({...}):`
     """TF1's ``graph.gradient_override_map`` with TF1's meaning under TF2: ops of a mapped type
     created in the block use the mapped gradient, wherever and whenever their gradient is taken.
 
@@ -604,7 +604,7 @@ def _registered_name(target) -> str:
     return name
 
 
-def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 - TF1's parameter names
+def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # TF1's parameter names
             override_types=("PyFunc", "PyFuncStateless")):
     """TF1's recipe ``tf.RegisterGradient(name)(grad)`` + ``with g.gradient_override_map({"PyFunc":
     name}): tf.py_func(func, inp, Tout, stateful=..., name=...)``, in TF2: ``func`` runs on numpy
@@ -640,7 +640,7 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # noqa: N803 
     return forward(*inputs)
 
 
-def _returned_as_tf1(result, Tout):  # noqa: N803
+def _returned_as_tf1(result, Tout):
     """What TF1's ``py_func`` returned: a list for a list or tuple ``Tout`` (of one dtype too), a
     tensor for one dtype. Eagerly ``tf.numpy_function`` returns a bare tensor for a one-element
     list, where a legacy ``py_func(...)[0]`` would take the first row."""

@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without TensorFl
 
 import keras
 
-__all__ = ["flip_gradient", "FlipGradientBuilder", "GradientReversal", "DANNLambdaScheduler", "keras_classes"]
+__all__ = ["DANNLambdaScheduler", "FlipGradientBuilder", "GradientReversal", "flip_gradient", "keras_classes"]
 
 _EagerTensor = type(tf.constant(0.0))
 
@@ -132,7 +132,7 @@ def flip_gradient(x, l=1.0):
         # the legacy function called tf.identity(x): a list of numbers became one tensor (float32)
         x = tf.convert_to_tensor(x)
     elif any(_keras_of_symbolic(t) is not None for t in leaves):
-        owner = [_keras_of_symbolic(t) for t in leaves if _keras_of_symbolic(t) is not None][0]
+        owner = next(_keras_of_symbolic(t) for t in leaves if _keras_of_symbolic(t) is not None)
         if isinstance(l, tf.Variable):
             raise TypeError(
                 "flip_gradient on Keras symbolic tensors needs a Python number as lambda; "

@@ -295,7 +295,7 @@ def gradient_registry() -> dict:
     return ops._gradient_registry._registry
 
 
-class fresh_gradient_registry:  # noqa: N801 - a context manager
+class fresh_gradient_registry:  # lower case: a context manager
     """Forget the gradient names registered inside, as a fresh process would (the differential
     tests load cases that reuse names; a worker's child is a fresh process already)."""
 

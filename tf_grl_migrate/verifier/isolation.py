@@ -198,7 +198,7 @@ def _limits(memory_cap: int, isolated: bool) -> None:
         if not value and limit != resource.RLIMIT_CORE:
             continue
         try:
-            soft, hard = resource.getrlimit(limit)
+            _soft, hard = resource.getrlimit(limit)
             cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(limit, (cap, cap))
         except (ValueError, OSError):

@@ -129,7 +129,7 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         as Python makes one (PEP 420), where nothing installed has the name; its modules then
         load through this finder like every other of the project."""
         portions = [p for p in portions if _holds_modules(p)]
-        if not portions or "." not in fullname and _installed(fullname):
+        if not portions or ("." not in fullname and _installed(fullname)):
             return None
         self.loaded.append(fullname)
         spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)

@@ -52,7 +52,7 @@ def override_sites(tree: ast.Module) -> list:
             elif _is_map_call(child) and id(child) not in items:
                 loose.append((child, chain, None))
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                visit(child, chain + (child,), items)
+                visit(child, (*chain, child), items)
             else:
                 visit(child, chain, items)
 
@@ -62,8 +62,8 @@ def override_sites(tree: ast.Module) -> list:
 
 def _is_defun_with_gradient(node) -> bool:
     """``function.Defun(..., python_grad_func=g)`` or ``Defun(..., grad_func=G)``."""
-    return (isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == DEFUN
-                                           or isinstance(node.func, ast.Name) and node.func.id == DEFUN)
+    return (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Attribute) and node.func.attr == DEFUN)
+                                           or (isinstance(node.func, ast.Name) and node.func.id == DEFUN))
             and any(k.arg in ("python_grad_func", "grad_func") for k in node.keywords))
 
 
@@ -83,7 +83,7 @@ def defun_sites(tree: ast.Module) -> list:
                     found.append((call, chain, _Body(around.body, [])))
             elif isinstance(child, ast.Call) and _is_defun_with_gradient(child.func) and around is not None:
                 found.append((child.func, chain, _Body(around.body, [])))
-            visit(child, chain + (child,) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+            visit(child, (*chain, child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                  ast.ClassDef)) else chain)
 
     visit(tree, ())

@@ -292,8 +292,8 @@ class Harmless:
         """An argument of a library's or the module's callable: inert, a lambda or a function of
         the module (kept or called: a called one's body is checked where the callee is the
         module's), never an object of the module's class."""
-        if isinstance(arg, ast.Lambda) or isinstance(arg, ast.Name) and (
-                arg.id in self.local or arg.id not in self.bound):  # the module's function, or a star-import's
+        if isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Name) and (
+                arg.id in self.local or arg.id not in self.bound)):  # the module's function, or a star-import's
             return self.expression(arg, depth, names)
         if isinstance(arg, ast.Starred):
             arg = arg.value

@@ -145,7 +145,7 @@ def run_once(req: Request, args, shape, setting, side="original") -> RunValues:
                     calling.entry_object(module, entry)
                 tensors = {k: tf1.constant(v) for k, v in values.items()}
                 ys = calling.call(module, entry, args, tensors, setting)
-            except Exception as exc:  # noqa: BLE001 - the user's code, any error
+            except Exception as exc:
                 give_up_on(exc, module)
                 raise
             tensors.update(calling.module_inputs(module, entry, side))

@@ -240,7 +240,7 @@ def main(argv=None) -> int:
     answers = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # TensorFlow's and the user's prints never reach the protocol
-    sys.stdout = open(os.devnull, "w")
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - held for the worker's life
 
     def say(data: dict) -> None:
         answers.write(json.dumps(data).encode("utf-8") + b"\n")

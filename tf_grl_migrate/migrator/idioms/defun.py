@@ -397,10 +397,7 @@ def _emit(builder, site: DefunSite) -> None:
         plan.defs[other.fdef] = lambda updated: updated.with_changes(decorators=())
     fdef = site.fdef or site.wrapped_def
     name = _name(site)
-    if site.wrapped is not None:
-        forward = code_of(site.wrapped)
-    else:
-        forward = fresh_name(f"_{name}_forward", builder.taken)
+    forward = code_of(site.wrapped) if site.wrapped is not None else fresh_name(f"_{name}_forward", builder.taken)
     # the generated function's own names: none may hide a parameter or a name its code reads
     used = {forward.split(".")[0], builder.tf, *(n.value for n in load_names(site.gradient or cst.Name("_")))}
     if site.grad_defun is not None:

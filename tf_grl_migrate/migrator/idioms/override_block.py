@@ -428,7 +428,7 @@ def wraps_operator(facts, node, op_name: str, target) -> bool:
     Tensor's operator runs, not numpy's or Python's)."""
     if not (isinstance(node, cst.BinaryOperation) and op_name in ops.WRAPPABLE_OPERATORS):
         return False
-    if not (isinstance(target, ops.BuiltinGradient) and target.arity == 2 or isinstance(target, Registration)):
+    if not ((isinstance(target, ops.BuiltinGradient) and target.arity == 2) or isinstance(target, Registration)):
         return False  # a registration picked by a name, or another module's: not for operators
     return any(isinstance(side, cst.Call) and ops.returns_tensor(facts.qn(side.func, raw=True))
                for side in (node.left, node.right))
@@ -515,10 +515,10 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     if not keywords:
         return None
     value = keywords[0].value
-    if isinstance(target, ops.BuiltinGradient):
-        if not is_plain(value) or isinstance(facts.scope(call), ClassScope) and load_names(value):
-            return Refusal("GRL108", f"`name={code_of(value)}` in `{code_of(call)}` is not a plain name, attribute or "
-                              "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
+    if isinstance(target, ops.BuiltinGradient) and (
+            not is_plain(value) or (isinstance(facts.scope(call), ClassScope) and load_names(value))):
+        return Refusal("GRL108", f"`name={code_of(value)}` in `{code_of(call)}` is not a plain name, attribute or "
+                                 "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
 
