@@ -126,9 +126,8 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
     (facts.Run) and settle those together, replacing their reports. With ``write`` nothing is
     handed out before the links are known (a linked file must not be written alone). Results in
     path order."""
-    from .migrator.facts import STAR_IMPORT, Links, star_imported
-    from .migrator.files import NotCached, process_file, read
-    from .migrator.precheck import may_hold_override_bytes
+    from .migrator.facts import Links, star_imported
+    from .migrator.files import NotCached, process_file
 
     STARRED = Links(star_imported=True)
     starred: set = set()
@@ -141,7 +140,7 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             counted.add(i)
             on_file()
 
-    candidates = {}  # index -> raw bytes of a file that may hold an override
+    known: dict = {}  # index -> (links, report) the cache holds (set below, read by hand_out)
     work: list[tuple[int, tuple]] = []  # (index, args) that need libcst
     pool = None
     futures = {}
@@ -169,46 +168,12 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             futures[i] = pool.submit(_process, work[-1][1])
 
     try:
-        stars = {}  # path -> bytes of a module that may star-import another
-        quiet = cache.quiet() if cache is not None else {}  # files a warm scan need not read (cache.py)
-        still_quiet: dict = {}
-        seen: set = set()
-        for i, path in enumerate(paths):
-            where, signature = _signature(path) if cache is not None else (None, None)
-            seen.add(where)
-            if signature is not None and quiet.get(where) == signature:
-                still_quiet[where] = signature
-                reports[i] = FileReport(path)
-                done(i)
-                continue
-            raw, failure = read(path)
-            starred_here = raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw)
-            if starred_here:
-                stars[path] = raw
-            if failure is not None or not may_hold_override_bytes(raw):
-                if failure is None and not starred_here and signature is not None:
-                    still_quiet[where] = signature
-                reports[i] = failure or FileReport(path)
-                done(i)
-                continue
-            candidates[i] = raw
-        if cache is not None:  # what this run saw replaces what the index said of the same files
-            index = {k: v for k, v in quiet.items() if k not in seen} | still_quiet
-            if index != quiet:
-                cache.put_quiet(index)
+        candidates, stars = _read_all(paths, cache, reports, done)
         # What the cache knows of each candidate, star-imported or not: being star-imported changes
         # only which dead module-level names a migration removes, so a module left unchanged either
         # way cannot lose a name another imports; only the others, changed or not known yet, are
         # looked for among the star-imports.
-        known: dict = {}  # index -> (links, report)
-        for i, raw in candidates.items() if cache is not None else ():
-            for links in (None, STARRED):
-                try:
-                    known[i] = links, process_file(paths[i], False, want_diff, use_runtime, raw, cache,
-                                                   compute=False, links=links, keep_text=keep_text)
-                    break
-                except NotCached:
-                    pass
+        known = _known(paths, candidates, cache, (None, STARRED), want_diff, use_runtime, keep_text)
         wanted = {paths[i] for i in candidates if i not in known or known[i][1].changed}
         starred = star_imported(paths, list(roots or paths), stars, wanted) if stars and wanted else set()
         if not write:
@@ -231,6 +196,61 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return reports
+
+
+def _read_all(paths, cache, reports, done) -> tuple[dict, dict]:
+    """Read every file once: (index -> bytes of each file that may hold an override, path ->
+    bytes of each module that may star-import another); every other file's report is set here.
+    A file the cache's quiet index vouches for is not read (migrator/cache.py, ``quiet``)."""
+    from .migrator.facts import STAR_IMPORT
+    from .migrator.files import read
+    from .migrator.precheck import may_hold_override_bytes
+
+    candidates, stars = {}, {}
+    quiet = cache.quiet() if cache is not None else {}
+    still_quiet: dict = {}
+    seen: set = set()
+    for i, path in enumerate(paths):
+        where, signature = _signature(path) if cache is not None else (None, None)
+        seen.add(where)
+        if signature is not None and quiet.get(where) == signature:
+            still_quiet[where] = signature
+            reports[i] = FileReport(path)
+            done(i)
+            continue
+        raw, failure = read(path)
+        starred_here = raw is not None and path.endswith(".py") and STAR_IMPORT.search(raw)
+        if starred_here:
+            stars[path] = raw
+        if failure is not None or not may_hold_override_bytes(raw):
+            if failure is None and not starred_here and signature is not None:
+                still_quiet[where] = signature
+            reports[i] = failure or FileReport(path)
+            done(i)
+            continue
+        candidates[i] = raw
+    if cache is not None:  # what this run saw replaces what the index said of the same files
+        index = {k: v for k, v in quiet.items() if k not in seen} | still_quiet
+        if index != quiet:
+            cache.put_quiet(index)
+    return candidates, stars
+
+
+def _known(paths, candidates, cache, settings, want_diff, use_runtime, keep_text) -> dict:
+    """index -> (links, report) of each candidate the cache answers under one of ``settings``
+    (links: not star-imported, then star-imported)."""
+    from .migrator.files import NotCached, process_file
+
+    known: dict = {}
+    for i, raw in candidates.items() if cache is not None else ():
+        for links in settings:
+            try:
+                known[i] = links, process_file(paths[i], False, want_diff, use_runtime, raw, cache,
+                                               compute=False, links=links, keep_text=keep_text)
+                break
+            except NotCached:
+                pass
+    return known
 
 
 def _signature(path: str):

@@ -238,8 +238,34 @@ def check_site(facts, site) -> Refusal | None:
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
     the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an
     operator the rewrite can wrap; every registration it uses is visible at the block and defined
-    before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes."""
+    before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes: each check
+    below, in this order, either passes or is the block's refusal."""
     call = site.item.item
+    mapping = _literal_map(facts, site, call)
+    if isinstance(mapping, Refusal):
+        return mapping
+    mapped = _entries(facts, site, mapping)
+    if isinstance(mapped, Refusal):
+        return mapped
+    if not facts.is_graph(call.func.value):
+        return Refusal("GRL113", not_a_graph(code_of(call.func)))
+    scan = body_scan(facts, site)
+    by_hand = recipe(code_of(mapping))
+    refusal = _nothing_unseen(facts, scan, mapped, by_hand)
+    if refusal:
+        return refusal
+    operators = _operator_sites(facts, site, scan, mapped)
+    if isinstance(operators, Refusal):
+        return operators
+    refusal = _call_sites(facts, site, scan, mapped, by_hand)
+    if refusal:
+        return refusal
+    site.calls.extend(operators)
+    return _registrations_in_reach(facts, site)
+
+
+def _literal_map(facts, site, call):
+    """The map: one dict literal the tool can read (GRL105), the context not bound with `as` (GRL108)."""
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return Refusal("GRL105", "gradient_override_map call does not take one dict argument")
     mapping = resolve_map(facts, call.args[0].value)
@@ -253,6 +279,13 @@ def check_site(facts, site) -> Refusal | None:
         )
     if site.item.asname is not None:
         return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+    return mapping
+
+
+def _entries(facts, site, mapping) -> set[str] | Refusal:
+    """Each key an op type the tool knows (or one that cannot be an op type: a phantom, noted),
+    each target a registration or a gradient TensorFlow provides (GRL104, GRL105, GRL102, GRL109):
+    the mapped op types; ``site.entries`` and ``site.phantoms`` filled."""
     mapped: set[str] = set()
     for element in mapping.elements:
         op_name = string_value(element.key) if isinstance(element, cst.DictElement) else None
@@ -276,32 +309,46 @@ def check_site(facts, site) -> Refusal | None:
             return refusal
         mapped.add(op_name)
         site.entries.append((op, target))
-    if not facts.is_graph(call.func.value):
-        return Refusal("GRL113", not_a_graph(code_of(call.func)))
-    scan = body_scan(facts, site)
-    by_hand = recipe(code_of(mapping))
+    return mapped
+
+
+def _nothing_unseen(facts, scan, mapped: set[str], by_hand: str) -> Refusal | None:
+    """The block hands control to no code the tool cannot see and defines nothing (GRL101)."""
     if scan.opaque:
         node, what = scan.opaque[0]
         return Refusal("GRL101", f"the block hands control to `{what}` (line {facts.pos(node)[0]}), code the tool "
-                          "cannot see: wrap the ops made there with @tf.custom_gradient\n"
-                          f"TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops created there too, and "
-                          f"TF2 ignores gradient_override_map. {by_hand}")
+                                 "cannot see: wrap the ops made there with @tf.custom_gradient\n"
+                                 f"TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops created there too, "
+                                 f"and TF2 ignores gradient_override_map. {by_hand}")
     if scan.nested:
         return Refusal("GRL101", "the override block defines a function or class; ops it creates later may or may not "
-                          "be overridden, so migrate this block by hand with @tf.custom_gradient")
+                                 "be overridden, so migrate this block by hand with @tf.custom_gradient")
+    return None
+
+
+def _operator_sites(facts, site, scan, mapped: set[str]) -> list | Refusal:
+    """The operators (`a @ b`, `-a`, augmented `a @= b`) that make a mapped op, each one the
+    rewrite can wrap (GRL108)."""
     by_type = {op.name: target for op, target in site.entries}
     operators = []
-    for node in scan.operators:  # `a @ b`, `-a`, and augmented `a @= b`
+    for node in scan.operators:
         op_name = ops.operator_op_type(operator_spelling(node))
-        if op_name not in mapped:
+        if op_name is None or op_name not in mapped:
             continue
         if wraps_operator(facts, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
         return Refusal("GRL108", f"'{op_name}' ops made by the `{code_of(node.operator).strip()}` operator are "
-                          "overridden: rewrite them with @tf.custom_gradient\nThe tool wraps `*` and binary `-` "
-                          "only when one operand is the result of a TensorFlow call that returns a tensor and the "
-                          "gradient is TensorFlow's two-input 'Add' or a registration of this module.")
+                                 "overridden: rewrite them with @tf.custom_gradient\nThe tool wraps `*` and binary `-` "
+                                 "only when one operand is the result of a TensorFlow call that returns a tensor and "
+                                 "the gradient is TensorFlow's two-input 'Add' or a registration of this module.")
+    return operators
+
+
+def _call_sites(facts, site, scan, mapped: set[str], by_hand: str) -> Refusal | None:
+    """Each call of the block: one that makes a mapped op, with arguments the rewrite can pass on
+    (``site.calls``), or one that provably makes none (GRL101 for any other)."""
+    by_type = {op.name: target for op, target in site.entries}
     for index, inner in enumerate(scan.calls):
         names = facts.qn(inner.func, raw=True)
         op = ops.op_type_of_callable(names)
@@ -319,7 +366,12 @@ def check_site(facts, site) -> Refusal | None:
         if refusal:
             return refusal
         site.calls.append((inner, op))
-    site.calls.extend(operators)
+    return None
+
+
+def _registrations_in_reach(facts, site) -> Refusal | None:
+    """Every registration the block uses is visible where it is and, in its scope, defined
+    before it: the migrated call needs its function when the op is made (GRL107)."""
     here = facts.scope(site.with_node)
     visible = enclosing_scopes(here)
     for target in [reg for _, entry in site.entries for reg in regs_of(entry)]:
