@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from .report import Diagnostic, FileReport
 
@@ -141,31 +141,21 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             on_file()
 
     known: dict = {}  # index -> (links, report) the cache holds (set below, read by hand_out)
-    work: list[tuple[int, tuple]] = []  # (index, args) that need libcst
-    pool = None
-    futures = {}
+    pool = _Pool(jobs)
 
     def hand_out(i, raw):
-        nonlocal pool
         path = paths[i]
         links = STARRED if path in starred else None  # its module-level names are handed on: cached apart
         if not write and i in known and known[i][0] is links:
             reports[i] = known[i][1]
-            done(i)
-            return
-        try:
-            reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False, links=links,
-                                      keep_text=keep_text)
-            done(i)
-            return
-        except NotCached:
-            work.append((i, (path, write, want_diff, use_runtime, raw, cache, links, keep_text)))
-        if jobs > 1:
-            if pool is None:
-                from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
-
-                pool = ProcessPoolExecutor(max_workers=jobs)
-            futures[i] = pool.submit(_process, work[-1][1])
+        else:
+            try:
+                reports[i] = process_file(path, write, want_diff, use_runtime, raw, cache, compute=False,
+                                          links=links, keep_text=keep_text)
+            except NotCached:
+                pool.submit(i, (path, write, want_diff, use_runtime, raw, cache, links, keep_text))
+                return
+        done(i)
 
     try:
         candidates, stars = _read_all(paths, cache, reports, done)
@@ -185,17 +175,43 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             for i, raw in candidates.items():
                 if i not in linked:
                     hand_out(i, raw)
-        for i, args in work:
+        for i, args in pool.work:
             if i not in linked:
-                reports[i] = futures[i].result() if i in futures else _process(args)
+                reports[i] = pool.result(i, args)
                 done(i)
         for i, report in linked.items():
             reports[i] = report
             done(i)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        pool.close()
     return reports
+
+
+class _Pool:
+    """The files that need libcst: analysed in a process pool, started with the first of them
+    (``jobs`` > 1: the workers import libcst while reading goes on), or here."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.futures: dict[int, Any] = {}  # index -> the pool's Future
+        self.pool: Any = None  # a ProcessPoolExecutor, made for the first file that needs one
+        self.work: list[tuple[int, tuple]] = []  # (index, process_file's arguments)
+
+    def submit(self, i: int, args: tuple) -> None:
+        self.work.append((i, args))
+        if self.jobs > 1:
+            if self.pool is None:
+                from concurrent.futures import ProcessPoolExecutor  # only runs with work to do pay
+
+                self.pool = ProcessPoolExecutor(max_workers=self.jobs)
+            self.futures[i] = self.pool.submit(_process, args)
+
+    def result(self, i: int, args: tuple) -> FileReport:
+        return self.futures[i].result() if i in self.futures else _process(args)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 def _read_all(paths, cache, reports, done) -> tuple[dict, dict]:

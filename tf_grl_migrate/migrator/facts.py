@@ -107,48 +107,61 @@ def gather(path: str, source: str) -> ModuleFacts | None:
     for stmt in tree.body:
         for name in _bound_names(stmt):
             seen[name] = seen.get(name, 0) + 1
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = stmt.value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                facts.constants[stmt.targets[0].id] = value.value
-        elif isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    facts.modules[alias.asname] = (alias.name, 0)
-                else:
-                    facts.modules[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0)
-                    if "." in alias.name:
-                        facts.modules[alias.name] = (alias.name, 0)  # `pkg.grads.fn` spelled in full
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
-            for alias in stmt.names:
-                if alias.name != "*":
-                    facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            facts.gradients[stmt.name] = _as_gradient(stmt)
-            for deco in stmt.decorator_list:
-                name = _registered_name(deco)
-                if name is not None:
-                    facts.registrations[stmt.name] = name
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value  # RegisterGradient(NAME)(fn)
-            name = _registered_name(call.func)
-            if name is not None and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
-                facts.registrations[call.args[0].id] = name
+        _module_statement(facts, stmt)
     facts.bound_twice = {n for n, count in seen.items() if count > 1}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func) == DEFUN:
-            for keyword in node.keywords:
-                target = _target(keyword.value) if keyword.arg == "python_grad_func" else None
-                if target is not None and target[0] != "str":
-                    facts.grad_refs.append((ast.get_source_segment(source, keyword.value), *target))
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
-                and len(node.args) == 1 and isinstance(node.args[0], ast.Dict)):
-            for key, value in zip(node.args[0].keys, node.args[0].values):
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    target = _target(value)
-                    if target is not None:
-                        facts.uses.append((key.value, ast.get_source_segment(source, value), target))
+        if isinstance(node, ast.Call):
+            _call(facts, node, source)
     return facts
+
+
+def _module_statement(facts: ModuleFacts, stmt) -> None:
+    """What one module-level statement binds that a link may follow: a string constant, an
+    import, a def (a registration, a Defun gradient), ``RegisterGradient(NAME)(fn)``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        value = stmt.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            facts.constants[stmt.targets[0].id] = value.value
+    elif isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                facts.modules[alias.asname] = (alias.name, 0)
+            else:
+                facts.modules[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0)
+                if "." in alias.name:
+                    facts.modules[alias.name] = (alias.name, 0)  # `pkg.grads.fn` spelled in full
+    elif isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
+        for alias in stmt.names:
+            if alias.name != "*":
+                facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        facts.gradients[stmt.name] = _as_gradient(stmt)
+        for deco in stmt.decorator_list:
+            name = _registered_name(deco)
+            if name is not None:
+                facts.registrations[stmt.name] = name
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value  # RegisterGradient(NAME)(fn)
+        name = _registered_name(call.func)
+        if name is not None and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+            facts.registrations[call.args[0].id] = name
+
+
+def _call(facts: ModuleFacts, node: ast.Call, source: str) -> None:
+    """A call anywhere in the module: a Defun's ``python_grad_func=`` naming an import's function,
+    or an override map's targets."""
+    if _called(node.func) == DEFUN:
+        for keyword in node.keywords:
+            target = _target(keyword.value) if keyword.arg == "python_grad_func" else None
+            if target is not None and target[0] != "str":
+                facts.grad_refs.append((ast.get_source_segment(source, keyword.value), *target))
+    if (isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Dict)):
+        for key, value in zip(node.args[0].keys, node.args[0].values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                target = _target(value)
+                if target is not None:
+                    facts.uses.append((key.value, ast.get_source_segment(source, value), target))
 
 
 def _bound_names(stmt) -> list[str]:
@@ -402,20 +415,11 @@ class Run:
             facts = self.of(path)
             local = {n[1] for n in facts.registrations.values() if n[0] == "str"}
             for op_type, spelling, target in facts.uses:
-                if target[0] == "str" and (target[1] in local or self.tensorflows_own(target[1])):
-                    continue  # the cheap, common answers first: no other module is read for these
-                value = self.value_of(path, target)
-                if value is None or value in local or self.tensorflows_own(value):
+                found = self._registered_elsewhere(path, local, target)
+                op = ops.OP_TYPES.get(op_type) if found is not None else None
+                if found is None or op is None:
                     continue
-                if value in {self.value_of(path, n) for n in facts.registrations.values()}:
-                    continue
-                where = self.registered(value, path)
-                if len(where) != 1 or where[0][0] == path:
-                    continue
-                reg_path, function = where[0]
-                op = ops.OP_TYPES.get(op_type)
-                if op is None:
-                    continue
+                value, reg_path, function = found
                 access, import_from, refusal = self._access(path, reg_path, function)
                 origin, why = blocked.get((reg_path, function), (None, None))
                 if refusal is None and why is not None and origin != path:
@@ -493,6 +497,21 @@ class Run:
             if other is not None:
                 return self._defined(other, imported, hops - 1)
         return path, f"`{name}` is no function defined in {os.path.basename(path)}"
+
+    def _registered_elsewhere(self, path: str, local: set, target) -> tuple[str, str, str] | None:
+        """(the gradient name, the registering module, its function) where a map target of
+        ``path`` names exactly one registration of another module of the run; else None."""
+        if target[0] == "str" and (target[1] in local or self.tensorflows_own(target[1])):
+            return None  # the cheap, common answers first: no other module is read for these
+        value = self.value_of(path, target)
+        if value is None or value in local or self.tensorflows_own(value):
+            return None
+        if value in {self.value_of(path, n) for n in self.of(path).registrations.values()}:
+            return None
+        where = self.registered(value, path)
+        if len(where) != 1 or where[0][0] == path:
+            return None
+        return value, where[0][0], where[0][1]
 
     def _access(self, user: str, reg_path: str, function: str):
         """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""

@@ -170,20 +170,25 @@ def _candidates(tree, port, probe, pairs, others):
                 f"{names[0]}=NAME")
 
 
-def _run(tasks, workers, timeout, python, roots, migrated) -> list:
+def _unrunnable(tasks) -> tuple[list, list]:
+    """(each task's outcomes where it cannot run: refused or without a probe, else None; the
+    indices of those that run)."""
     outcomes: list = [None] * len(tasks)
     runnable = []
     for i, task in enumerate(tasks):
         probe = task.probe
-        if task.refusal is not None:
-            outcomes[i] = [
-                (verdict.Outcome(Status.NOT_VERIFIABLE, None, task.refusal), _shown(probe.label, None))
-            ] * len(probe.sites)
-        elif probe.reason is None or any(probe.fallbacks):
+        why = task.refusal if task.refusal is not None else (
+            None if probe.reason is None or any(probe.fallbacks) else probe.reason)
+        if why is None:
             runnable.append(i)
         else:
-            outcomes[i] = [(verdict.Outcome(Status.NOT_VERIFIABLE, None, probe.reason),
-                            _shown(probe.label, None))] * len(probe.sites)
+            outcomes[i] = [(verdict.Outcome(Status.NOT_VERIFIABLE, None, why), _shown(probe.label, None))
+                           ] * len(probe.sites)
+    return outcomes, runnable
+
+
+def _run(tasks, workers, timeout, python, roots, migrated) -> list:
+    outcomes, runnable = _unrunnable(tasks)
     if not runnable:
         return outcomes
     count = max(1, min(workers, len(runnable), MAX_WORKERS, os.cpu_count() or 1))

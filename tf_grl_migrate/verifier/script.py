@@ -309,31 +309,9 @@ class Harmless:
         imported), arithmetic, tests and subscripts of them, a library's call."""
         if isinstance(expr, ast.Constant):
             return True
-        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
-            return all(self.inert(e, names) for e in expr.elts)
-        if isinstance(expr, ast.Dict):
-            return all(self.inert(e, names) for e in [*expr.keys, *expr.values] if e is not None)
         if isinstance(expr, ast.Name):
             return (expr.id in names or expr.id in self.inert_names or expr.id in self.library
                     or expr.id in MODULE_DUNDERS or self._builtin(expr.id))
-        if isinstance(expr, (ast.Attribute, ast.Starred, ast.FormattedValue)):
-            return self.inert(expr.value, names)
-        if isinstance(expr, ast.JoinedStr):
-            return all(self.inert(v, names) for v in expr.values)
-        if isinstance(expr, ast.BinOp):
-            return self.inert(expr.left, names) and self.inert(expr.right, names)
-        if isinstance(expr, ast.UnaryOp):
-            return self.inert(expr.operand, names)
-        if isinstance(expr, ast.BoolOp):
-            return all(self.inert(v, names) for v in expr.values)
-        if isinstance(expr, ast.Compare):
-            return all(self.inert(v, names) for v in [expr.left, *expr.comparators])
-        if isinstance(expr, ast.Subscript):
-            return self.inert(expr.value, names) and self.inert(expr.slice, names)
-        if isinstance(expr, ast.Slice):
-            return all(self.inert(v, names) for v in (expr.lower, expr.upper, expr.step) if v is not None)
-        if isinstance(expr, ast.IfExp):
-            return all(self.inert(v, names) for v in (expr.test, expr.body, expr.orelse))
         if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             inner = names | {n.id for g in expr.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
             parts = [*(g.iter for g in expr.generators), *(i for g in expr.generators for i in g.ifs),
@@ -342,7 +320,8 @@ class Harmless:
         if isinstance(expr, ast.Call):  # a library's callable makes a library's object
             name = self.qualified(expr.func)
             return name is not None and name not in self.local and (self._builtin(name) or self._known(name))
-        return False
+        parts_of = _PARTS.get(type(expr))
+        return parts_of is not None and all(self.inert(p, names) for p in parts_of(expr) if p is not None)
 
     def _inert_names(self, tree: ast.Module) -> frozenset:
         """The module-level names every binding of which is an assignment of an inert value (the
@@ -448,6 +427,18 @@ class Harmless:
             return None
         head = self.aliases.get(node.id, node.id)
         return ".".join([head, *reversed(parts)])
+
+
+# the operands of the expressions that are inert when all of them are: containers, arithmetic,
+# tests, subscripts, formatting (a literal's or a library's value: no dunder of the module's own)
+_PARTS = {
+    ast.Tuple: lambda e: e.elts, ast.List: lambda e: e.elts, ast.Set: lambda e: e.elts,
+    ast.Dict: lambda e: [*e.keys, *e.values], ast.Attribute: lambda e: [e.value],
+    ast.Starred: lambda e: [e.value], ast.FormattedValue: lambda e: [e.value], ast.JoinedStr: lambda e: e.values,
+    ast.BinOp: lambda e: [e.left, e.right], ast.UnaryOp: lambda e: [e.operand], ast.BoolOp: lambda e: e.values,
+    ast.Compare: lambda e: [e.left, *e.comparators], ast.Subscript: lambda e: [e.value, e.slice],
+    ast.Slice: lambda e: [e.lower, e.upper, e.step], ast.IfExp: lambda e: [e.test, e.body, e.orelse],
+}
 
 
 def _module_level(body):

@@ -79,27 +79,10 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
             skipped.append((run.mode, failure.reason))
             stopped.add(run.mode)
             continue
-        if run.variables != len(result.variables):
-            return Outcome(Status.NOT_VERIFIABLE, None,
-                           f"the migrated code makes {run.variables} variables where TF1 made {len(result.variables)}, "
-                           "so their initial values cannot be matched")
-        if len(run.y) != len(result.y):
-            return Outcome(Status.DIFFERS, None, f"{where}: {len(run.y)} outputs where TF1 gave {len(result.y)}")
-        if len(run.g) != len(result.g):
-            return Outcome(Status.DIFFERS, None, f"{where}: {len(run.g)} gradients where TF1 gave {len(result.g)}")
-        pairs = [("forward value", got, want, *FORWARD_TOL) for got, want in zip(run.y, result.y)]
-        pairs += [(f"gradient of {n}", got, want, *GRADIENT_TOL) for n, got, want in zip(inputs, run.g, result.g)]
-        for what, got, want, rtol, atol in pairs:
-            if got.shape != want.shape:
-                return Outcome(Status.DIFFERS, None,
-                               f"{where}: {what} has shape {list(got.shape)}, TF1's {list(want.shape)}")
-            d, bad, non_finite = deviation(got, want, rtol, atol)
-            worst = max(worst, d)
-            if bad:
-                shown = f"max |diff| {d:.3g}, {bad} of {got.size} elements"
-                if non_finite:
-                    shown += f"; {non_finite} of them inf or NaN on one side only"
-                return Outcome(Status.DIFFERS, d, f"{where}: {what} differs from TF1's ({shown})")
+        outcome = _compared(run, result, inputs, where)
+        if outcome.status is not Status.VERIFIED:
+            return outcome
+        worst = max(worst, outcome.max_abs_diff or 0.0)
         ran += 1
     if not ran:
         return Outcome(Status.NOT_VERIFIABLE, None, skipped[0][1] if skipped else "no mode ran")
@@ -108,6 +91,34 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
         return Outcome(Status.NOT_VERIFIABLE, None, f"no answer for {unanswered}")
     note = "; ".join(f"{m} not run: {why}" for m, why in skipped) or None
     return Outcome(Status.VERIFIED, worst, note)
+
+
+def _compared(run, result, inputs: list, where: str) -> Outcome:
+    """One run of the TF2 side against TF1's result for the same setting: VERIFIED with the
+    largest deviation, or what differs (or why the two cannot be matched)."""
+    if run.variables != len(result.variables):
+        return Outcome(Status.NOT_VERIFIABLE, None,
+                       f"the migrated code makes {run.variables} variables where TF1 made {len(result.variables)}, "
+                       "so their initial values cannot be matched")
+    if len(run.y) != len(result.y):
+        return Outcome(Status.DIFFERS, None, f"{where}: {len(run.y)} outputs where TF1 gave {len(result.y)}")
+    if len(run.g) != len(result.g):
+        return Outcome(Status.DIFFERS, None, f"{where}: {len(run.g)} gradients where TF1 gave {len(result.g)}")
+    worst = 0.0
+    pairs = [("forward value", got, want, *FORWARD_TOL) for got, want in zip(run.y, result.y)]
+    pairs += [(f"gradient of {n}", got, want, *GRADIENT_TOL) for n, got, want in zip(inputs, run.g, result.g)]
+    for what, got, want, rtol, atol in pairs:
+        if got.shape != want.shape:
+            return Outcome(Status.DIFFERS, None,
+                           f"{where}: {what} has shape {list(got.shape)}, TF1's {list(want.shape)}")
+        d, bad, non_finite = deviation(got, want, rtol, atol)
+        worst = max(worst, d)
+        if bad:
+            shown = f"max |diff| {d:.3g}, {bad} of {got.size} elements"
+            if non_finite:
+                shown += f"; {non_finite} of them inf or NaN on one side only"
+            return Outcome(Status.DIFFERS, d, f"{where}: {what} differs from TF1's ({shown})")
+    return Outcome(Status.VERIFIED, worst, None)
 
 
 def _unanswered(reference: Ran, values: Values, stopped: set) -> str | None:
