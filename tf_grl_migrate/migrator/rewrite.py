@@ -439,30 +439,13 @@ class Builder:
 
     def build(self) -> Plan:
         calls_by_reg: dict[Registration, list] = {}
-        chosen = []  # (call, target): calls of a maker, or of the registration a name picks
+        chosen: list = []  # (call, target): calls of a maker, or of the registration a name picks
         for site in self.sites:
             self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
             self.plan.remove(site.item)
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
-                target = by_type[op.name]
-                name = next((n for rule in idioms.rules("convert_call") if (n := rule(self, site, call, op, target))),
-                            None)
-                if name is not None:
-                    self.point([call], name)
-                    continue
-                if isinstance(target, facts.External) and target.import_from:
-                    module, level = target.import_from
-                    self.add_import(module, level, target.function)
-                for reg in regs_of(target):
-                    if reg not in calls_by_reg:  # an operator's op is made by the operator inside
-                        conversion = self.conversion(reg)
-                        conversion.forward = call.func if isinstance(call, cst.Call) else call.operator
-                        conversion.arity = op.arity
-                        conversion.name_keyword = name_keyword_code(call)
-                    calls_by_reg.setdefault(reg, []).append(call)
-                if isinstance(target, (Dispatch, facts.External)) or target.maker:
-                    chosen.append((call, target))
+                self._site_call(site, call, op, by_type[op.name], calls_by_reg, chosen)
         for reg in self.p.registrations:  # used from other modules only: converted all the same
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
@@ -489,6 +472,27 @@ class Builder:
         for rule in idioms.rules("edit_module"):
             self.plan.notes.extend(rule(self))
         return self.plan
+
+    def _site_call(self, site, call, op, target, calls_by_reg: dict, chosen: list) -> None:
+        """One call of a block that makes a mapped op: pointed at what an idiom converts it to,
+        or noted with the registrations it uses (``calls_by_reg``) and, for a maker or a choice,
+        in ``chosen``."""
+        name = next((n for rule in idioms.rules("convert_call") if (n := rule(self, site, call, op, target))), None)
+        if name is not None:
+            self.point([call], name)
+            return
+        if isinstance(target, facts.External) and target.import_from:
+            module, level = target.import_from
+            self.add_import(module, level, target.function)
+        for reg in regs_of(target):
+            if reg not in calls_by_reg:  # an operator's op is made by the operator inside
+                conversion = self.conversion(reg)
+                conversion.forward = call.func if isinstance(call, cst.Call) else call.operator
+                conversion.arity = op.arity
+                conversion.name_keyword = name_keyword_code(call)
+            calls_by_reg.setdefault(reg, []).append(call)
+        if isinstance(target, (Dispatch, facts.External)) or target.maker:
+            chosen.append((call, target))
 
     def conversion(self, reg: Registration) -> Conversion:
         """The rewrite's working state for ``reg`` (one used from other modules takes their arity)."""

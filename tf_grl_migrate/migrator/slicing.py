@@ -76,29 +76,31 @@ def _names(node, unit: _Unit | None = None, nodes=None) -> tuple[set, set]:
             names.add(n.attr)
             if unit is not None and isinstance(n.ctx, ast.Store):
                 unit.attributes.add(n.attr)
-        elif isinstance(n, ast.arg):
-            names.add(n.arg)
-        elif isinstance(n, ast.keyword) and n.arg:
-            names.add(n.arg)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
+        elif type(n) in _DECLARING:
+            names.update(_declared(n))
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             names.update(n.names)
             bare.update(n.names)
             if unit is not None and isinstance(n, ast.Global):
                 unit.binds.update(n.names)
-        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
-            if unit is not None:
-                unit.binds.add(n.target.id)
-        elif isinstance(n, ast.alias):
-            names.update(n.name.split("."))
-            if n.asname:
-                names.add(n.asname)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
-        elif hasattr(ast, "MatchAs") and isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-            names.add(n.name)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name) and unit is not None:
+            unit.binds.add(n.target.id)  # the last branch: nothing below it to fall through to
     return names, bare
+
+
+# the nodes that declare a name of their own (a parameter, a keyword, a def, an import, an
+# `except ... as`, a match capture): what each declares, in _declared
+_DECLARING = frozenset({ast.arg, ast.keyword, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias,
+                        ast.ExceptHandler, *(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))})
+
+
+def _declared(n) -> list:
+    if isinstance(n, ast.arg):
+        return [n.arg]
+    if isinstance(n, ast.alias):
+        return [*n.name.split("."), *([n.asname] if n.asname else [])]
+    found = n.arg if isinstance(n, ast.keyword) else n.name
+    return [found] if found else []
 
 
 def module_binds(stmt) -> set:
@@ -197,14 +199,9 @@ def _text(stmt, lines) -> str:
     return "".join(lines[_first_line(stmt) - 1:_last_line(stmt)])
 
 
-def slice_module(code: str, tree: ast.Module) -> Slice | None:
-    """The slice, or None when nothing can be set aside (or the module is short)."""
-    lines = code.splitlines(keepends=True)
-    if "__grl_elided_" in code:
-        return None
-    if len(lines) < MIN_LINES or len(lines) != code.count("\n") + (not code.endswith("\n")):
-        return None  # short, or line breaks other than \n that Python and str.splitlines count apart
-    body = tree.body
+def _candidate_units(body: list, lines: list) -> list[_Unit]:
+    """The top-level defs and classes that may be set aside: on lines of their own, from column 0,
+    and mentioning no gradient."""
     units: list[_Unit] = []
     for i, stmt in enumerate(body):
         if not isinstance(stmt, _UNITS):
@@ -212,24 +209,28 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         first, last = _first_line(stmt), _last_line(stmt)
         shares = (i > 0 and _last_line(body[i - 1]) >= first) or (
             i + 1 < len(body) and _first_line(body[i + 1]) <= last)
-        text = _text(stmt, lines)
-        if shares or _SEED.search(text) or not lines[first - 1][:1].strip():
+        if shares or _SEED.search(_text(stmt, lines)) or not lines[first - 1][:1].strip():
             continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
         unit = _Unit(stmt, i, first, last)
         _unit_facts(unit)
         unit.kept = False
         units.append(unit)
-    if not units:
-        return None
-    elided_ids = {id(u.node) for u in units}
-    imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    imported = set().union(*(_imported(s) for s in imports)) if imports else set()
-    # mentions: bare names kept code reads or writes; core: what statements that mention gradients bind
-    mentions, core, receivers = set(imported), set(), set()
-    kept = [s for s in body if id(s) not in elided_ids and not isinstance(s, (ast.Import, ast.ImportFrom))]
-    seen, bound = set(), set()  # names statements mentioning gradients use as values; what kept code binds
-    plain = []  # other kept statements (`if __name__ == "__main__": main()`): their names count once
-    assignments = []  # per kept statement, the assignments in it (what may feed a receiver)
+    return units
+
+
+def _kept_facts(kept: list, lines: list) -> tuple:
+    """What the statements kept read and bind: (mentions: bare names code that mentions
+    gradients reads or writes; core: what those statements bind; receivers: names an override
+    reads a graph or map from; seen: names they use as values; bound: what kept code binds;
+    plain: (binds, bare names) of each other statement, whose names count once;
+    assignments: per statement, the assignments in it, which may feed a receiver)."""
+    mentions: set = set()
+    core: set = set()
+    receivers: set = set()
+    seen: set = set()
+    bound: set = set()
+    plain: list = []  # other kept statements (`if __name__ == "__main__": main()`)
+    assignments: list = []
     for stmt in kept:  # they bind a name that counts (a map or graph an override reads)
         nodes = list(ast.walk(stmt))
         bare, binds = _names(stmt, nodes=nodes)[1], module_binds(stmt)
@@ -242,15 +243,41 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
             mentions |= bare
         else:
             plain.append((binds, bare))
+    return mentions, core, receivers, seen, bound, plain, assignments
+
+
+def _grown(receivers: set, assignments: list) -> set:
+    """The receivers, with every name they were assigned from (which may hold the graph too)."""
+    while True:
+        more = set().union(*(_feeds(a, receivers) for a in assignments)) - receivers
+        if not more:
+            return receivers
+        receivers = receivers | more
+
+
+def slice_module(code: str, tree: ast.Module) -> Slice | None:
+    """The slice, or None when nothing can be set aside (or the module is short)."""
+    lines = code.splitlines(keepends=True)
+    if "__grl_elided_" in code:
+        return None
+    if len(lines) < MIN_LINES or len(lines) != code.count("\n") + (not code.endswith("\n")):
+        return None  # short, or line breaks other than \n that Python and str.splitlines count apart
+    body = tree.body
+    units = _candidate_units(body, lines)
+    if not units:
+        return None
+    elided_ids = {id(u.node) for u in units}
+    imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    imported = set().union(*(_imported(s) for s in imports)) if imports else set()
+    # mentions: bare names kept code reads or writes; core: what statements that mention gradients bind
+    kept = [s for s in body if id(s) not in elided_ids and not isinstance(s, (ast.Import, ast.ImportFrom))]
+    mentions, core, receivers, seen, bound, plain, assignments = _kept_facts(kept, lines)
+    mentions |= imported
     core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
     for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
         if _SEED.search(_text(stmt, lines)):
             core |= _imported(stmt)
-    grown = True
-    while grown:  # what the receivers were assigned from may hold the graph too
-        more = set().union(*(_feeds(a, receivers) for a in assignments)) - receivers if kept else set()
-        receivers |= more
-        grown = bool(more)
+    receivers = _grown(receivers, assignments) if kept else receivers
     changed = True
     while changed:
         changed = False

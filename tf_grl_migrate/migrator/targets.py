@@ -107,19 +107,9 @@ def literal_values(facts, expr):
     if body is None:
         return None
     use_index = _top_index(facts, with_node, body)
-    placed = []
-    for ref in refs:
-        node = ref.node
-        if facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
-            return f"`{expr.value}` is bound where the tool cannot follow it"
-        if isinstance(node, cst.Param) or (facts.parent(node) is not None and isinstance(
-                facts.parent(node), cst.Param)):
-            placed.append((-1, ref, False))
-            continue
-        index = _top_index(facts, node, body)
-        if index is None:
-            return f"`{expr.value}` is bound where the tool cannot follow it"
-        placed.append((index, ref, _always_runs(facts, node, body[index])))
+    placed = _placed(facts, expr, refs, with_node, body)
+    if isinstance(placed, str):
+        return placed
     kills = [index for index, _, always in placed if always and index < use_index]
     start = max(kills) if kills else -1
     values: list = []
@@ -148,6 +138,25 @@ def literal_values(facts, expr):
             return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
         values = [v for v in values if v]
     return values or None
+
+
+def _placed(facts, expr, refs, with_node, body) -> list | str:
+    """(index in the function's body, binding, whether it runs on every path) of each binding of
+    ``expr``: -1 for a parameter; a str where one is bound where the tool cannot follow it."""
+    placed = []
+    for ref in refs:
+        node = ref.node
+        if facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
+            return f"`{expr.value}` is bound where the tool cannot follow it"
+        if isinstance(node, cst.Param) or (facts.parent(node) is not None and isinstance(
+                facts.parent(node), cst.Param)):
+            placed.append((-1, ref, False))
+            continue
+        index = _top_index(facts, node, body)
+        if index is None:
+            return f"`{expr.value}` is bound where the tool cannot follow it"
+        placed.append((index, ref, _always_runs(facts, node, body[index])))
+    return placed
 
 
 def parameter_values(facts, param: cst.Param):

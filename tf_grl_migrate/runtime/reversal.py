@@ -204,13 +204,7 @@ def keras_classes(package):
         def __init__(self, hp_lambda=1.0, **kwargs):
             super().__init__(**kwargs)
             self.supports_masking = True
-            self._live = None
-            if _is_variable(hp_lambda):
-                if tuple(hp_lambda.shape) != () or not tf.as_dtype(hp_lambda.dtype).is_floating:
-                    raise TypeError(f"hp_lambda must be a scalar float variable, got shape "
-                                    f"{tuple(hp_lambda.shape)} and dtype {tf.as_dtype(hp_lambda.dtype).name}")
-                self._live, hp_lambda = hp_lambda, float(hp_lambda.numpy())
-            self._hp_lambda_value = _python_scalar(hp_lambda)
+            self._live, self._hp_lambda_value = _live_and_value(hp_lambda)
             self._hp_lambda = self.add_weight(
                 name="hp_lambda", shape=(), dtype="float32", trainable=False,
                 initializer=package.initializers.Constant(float(self._hp_lambda_value)),
@@ -218,24 +212,14 @@ def keras_classes(package):
 
         @property
         def hp_lambda(self):
-            if self._live is not None:
-                return float(self._live.numpy())
-            stored = float(self._hp_lambda.numpy())  # loaded weights win over the value last set
-            if float(tf.constant(self._hp_lambda_value, tf.float32).numpy()) != stored:
-                self._hp_lambda_value = stored
-            return self._hp_lambda_value
+            return _current_lambda(self)
 
         @hp_lambda.setter
         def hp_lambda(self, value):
-            value = _python_scalar(value)
-            if self._live is not None:
-                self._live.assign(float(value))
-            self._hp_lambda.assign(float(value))
-            self._hp_lambda_value = value
+            _set_lambda(self, value)
 
         def call(self, inputs):
-            scale = self._hp_lambda if self._live is None else self._live
-            return flip_gradient(inputs, scale.value if isinstance(scale, keras.Variable) else scale)
+            return flip_gradient(inputs, _scale_tensor(self))
 
         def compute_output_shape(self, input_shape):
             return input_shape
@@ -270,16 +254,7 @@ def keras_classes(package):
             return self.lambda_max * (2.0 / (1.0 + math.exp(-self.gamma * p)) - 1.0)
 
         def on_train_begin(self, logs=None):
-            total = self.total_steps
-            if total is None:
-                steps, epochs = self.params.get("steps"), self.params.get("epochs")
-                if not steps or not epochs:
-                    raise ValueError(
-                        "DANNLambdaScheduler cannot tell how many batches fit will run; "
-                        "pass steps_per_epoch to fit or total_steps to the scheduler."
-                    )
-                total = steps * epochs
-            self._total = max(int(total), 1)
+            self._total = _total_batches(self.total_steps, self.params)
             self._step = 0
             self._layers = [
                 layer for layer in self.model._flatten_layers(include_self=False)
@@ -299,6 +274,57 @@ def keras_classes(package):
     for cls in (GradientReversal, DANNLambdaScheduler):
         cls.__module__, cls.__qualname__ = __name__, cls.__name__
     return types.SimpleNamespace(GradientReversal=GradientReversal, DANNLambdaScheduler=DANNLambdaScheduler)
+
+
+def _live_and_value(hp_lambda):
+    """(the variable read live, or None; the Python number it holds now) of a GradientReversal's
+    ``hp_lambda``: a scalar float variable, or a number."""
+    if not _is_variable(hp_lambda):
+        return None, _python_scalar(hp_lambda)
+    if tuple(hp_lambda.shape) != () or not tf.as_dtype(hp_lambda.dtype).is_floating:
+        raise TypeError(f"hp_lambda must be a scalar float variable, got shape "
+                        f"{tuple(hp_lambda.shape)} and dtype {tf.as_dtype(hp_lambda.dtype).name}")
+    return hp_lambda, _python_scalar(float(hp_lambda.numpy()))
+
+
+def _current_lambda(layer) -> float:
+    """A GradientReversal's ``hp_lambda`` now: the live variable's value, else its weight's (loaded
+    weights win over the value last set)."""
+    if layer._live is not None:
+        return float(layer._live.numpy())
+    stored = float(layer._hp_lambda.numpy())
+    if float(tf.constant(layer._hp_lambda_value, tf.float32).numpy()) != stored:
+        layer._hp_lambda_value = stored
+    return layer._hp_lambda_value
+
+
+def _set_lambda(layer, value) -> None:
+    """Set a GradientReversal's ``hp_lambda`` (and the variable it reads live, if one)."""
+    value = _python_scalar(value)
+    if layer._live is not None:
+        layer._live.assign(float(value))
+    layer._hp_lambda.assign(float(value))
+    layer._hp_lambda_value = value
+
+
+def _scale_tensor(layer):
+    """What a GradientReversal's call scales the gradient by: its weight, or the variable read live."""
+    scale = layer._hp_lambda if layer._live is None else layer._live
+    return scale.value if isinstance(scale, keras.Variable) else scale
+
+
+def _total_batches(total_steps, params) -> int:
+    """The batches a fit runs: ``total_steps``, else steps per epoch times epochs as Keras says."""
+    total = total_steps
+    if total is None:
+        steps, epochs = params.get("steps"), params.get("epochs")
+        if not steps or not epochs:
+            raise ValueError(
+                "DANNLambdaScheduler cannot tell how many batches fit will run; "
+                "pass steps_per_epoch to fit or total_steps to the scheduler."
+            )
+        total = steps * epochs
+    return max(int(total), 1)
 
 
 def _python_scalar(value):

@@ -98,31 +98,36 @@ def eligible(facts, call: cst.Call, site) -> str | None:
     mapping = override_block.resolve_map(facts, call.args[0].value)
     anchor = site.with_node if site is not None else call
     if isinstance(mapping, cst.Dict):
-        for element in mapping.elements:
-            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
-            if key is None:
-                return "a map key is not a string literal"
-            if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
-                return f"{key!r} is no op type the runtime map can find"
-            if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(facts, site, mapping) is not None):
-                return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
-                        f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
-                        f"TF1's gradients")
-            target = match_target(facts, element.value)
-            if isinstance(target, Refusal):
-                if is_string_literal(element.value):
-                    return target.text()  # a name registered nowhere the tool sees
-                continue
-            if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
-                return "a target is registered in another module"
-            for reg in target.choices.values() if isinstance(target, Dispatch) else (
-                    [] if isinstance(target, ops.BuiltinGradient) else [target]):
-                why = _registration_unusable(facts, reg, anchor)
-                if why:
-                    return why
-        return None
+        return next((why for element in mapping.elements
+                     if (why := _entry_unusable(facts, element, site, mapping, anchor))), None)
     for reg in facts.registrations:
         why = _unusable(facts, reg)
+        if why:
+            return why
+    return None
+
+
+def _entry_unusable(facts, element, site, mapping, anchor) -> str | None:
+    """Why one entry of a literal map cannot move onto the runtime map: its key is no op type the
+    runtime map can find (or one TF1 made along unseen paths), its target no registration of
+    this module the runtime map can call; None where it can."""
+    key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+    if key is None:
+        return "a map key is not a string literal"
+    if not ops.is_registered_op_type(key) or key in ops.PY_FUNC_TYPES:
+        return f"{key!r} is no op type the runtime map can find"
+    if key in IMPLICIT_TYPES and (site is None or override_block.unseen_code(facts, site, mapping) is not None):
+        return (f"TF1 made {key!r} ops of its own along paths like this block's (a ref variable's read, "
+                f"`w/read`, is one) where TF2 makes other ops or none, so no map in TF2 is sure to give "
+                f"TF1's gradients")
+    target = match_target(facts, element.value)
+    if isinstance(target, Refusal):
+        return target.text() if is_string_literal(element.value) else None  # a literal registered nowhere
+    if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
+        return "a target is registered in another module"
+    for reg in target.choices.values() if isinstance(target, Dispatch) else (
+            [] if isinstance(target, ops.BuiltinGradient) else [target]):
+        why = _registration_unusable(facts, reg, anchor)
         if why:
             return why
     return None
