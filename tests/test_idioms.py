@@ -24,6 +24,23 @@ def test_each_example_gives_its_code(idiom, code, text):
     assert migrate_code(result.code).code == result.code
 
 
+VALID = [(idiom, text) for idiom in IDIOMS for text in idiom.valid]
+
+
+@pytest.mark.parametrize(("idiom", "text"), VALID, ids=[f"{i.name}-valid{n}" for n, (i, _) in enumerate(VALID)])
+def test_each_valid_example_migrates(idiom, text):
+    """Beside the codes' examples (what the idiom refuses or notes), code it must migrate: changed,
+    nothing refused, and a second run changes nothing (a runtime idiom's under --use-runtime)."""
+    result = migrate_code(text, use_runtime=idiom.runtime)
+    assert result.code != text, idiom.name
+    assert not [d.code for d in result.diagnostics if d.is_refusal], (idiom.name, result.diagnostics)
+    assert migrate_code(result.code, use_runtime=idiom.runtime).code == result.code
+
+
+def test_every_idiom_has_a_valid_example():
+    assert [i.name for i in IDIOMS if not i.valid] == []
+
+
 def test_every_code_of_the_table_has_one_owner_with_an_example():
     owners = {}
     for idiom in IDIOMS:

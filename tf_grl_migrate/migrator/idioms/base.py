@@ -13,7 +13,9 @@ class Idiom:
     unchanged) or notes (2xx) with that code; ``cases``: the folders under tests/cases/rewrite
     whose migration shows it, each proven against TF1 by tests/test_differential.py (with
     ``runtime``, their ``after_runtime.py``: the ``--use-runtime`` strategy; a runtime idiom's case
-    the inline rewrite refuses is under tests/cases/refuse, with its ``after_runtime.py``)."""
+    the inline rewrite refuses is under tests/cases/refuse, with its ``after_runtime.py``);
+    ``valid``: minimal modules it must migrate (changed, nothing refused, a second run changing
+    nothing; a runtime idiom's under ``--use-runtime``), run as tests beside the examples."""
 
     name: str
     summary: str
@@ -21,6 +23,7 @@ class Idiom:
     examples: dict[str, str] = field(default_factory=dict)
     cases: tuple[str, ...] = ()
     runtime: bool = False
+    valid: tuple[str, ...] = ()
 
 
 def source(*parts: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_statement, star_exports
-from .base import Idiom
+from .base import Idiom, source
 from .contract import rule
 
 IDIOM = Idiom(
@@ -15,6 +15,32 @@ IDIOM = Idiom(
     summary="with --use-runtime, a module holding only the DANN builder re-exports tf_grl_migrate's",
     cases=("dann_builder_class", "tf_upgrade_v2_output"),
     runtime=True,
+    valid=(source("""
+        import tensorflow as tf
+        from tensorflow.python.framework import ops
+
+
+        class FlipGradientBuilder(object):
+            def __init__(self):
+                self.num_calls = 0
+
+            def __call__(self, x, l=1.0):
+                grad_name = "FlipGradient%d" % self.num_calls
+
+                @ops.RegisterGradient(grad_name)
+                def _flip_gradients(op, grad):
+                    return [tf.negative(grad) * l]
+
+                g = tf.get_default_graph()
+                with g.gradient_override_map({"Identity": grad_name}):
+                    y = tf.identity(x)
+
+                self.num_calls += 1
+                return y
+
+
+        flip_gradient = FlipGradientBuilder()
+        """),),
 )
 
 

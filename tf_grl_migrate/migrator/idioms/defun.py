@@ -59,6 +59,15 @@ IDIOM = Idiom(
     cases=("defun_python_grad_func", "defun_lambda_gradient_and_shape_func", "defun_grad_func_defun",
            "defun_several_inputs_and_an_int", "defun_call_form_in_a_function", "defun_reads_op_outputs",
            "defun_gradient_uses_tf1_only_names", "defun_integer_input_nothing_passes"),
+    valid=(source("""
+        import tensorflow as tf
+        from tensorflow.python.framework import function
+
+
+        @function.Defun(tf.float32, python_grad_func=lambda op, dy: dy * 0.5)
+        def halve_gradient(x):
+            return tf.identity(x)
+        """),),
 )
 
 DEFUN = frozenset({"tensorflow.python.framework.function.Defun"})

@@ -46,6 +46,30 @@ IDIOM = Idiom(
             """),
     },
     cases=("keras_gradient_reversal_layer_module",),
+    valid=(source("""
+        import tensorflow as tf
+        from keras.engine import Layer
+        from keras import backend as K
+
+
+        @tf.RegisterGradient("LayerReversal")
+        def _reverse(op, grad):
+            return [tf.negative(grad)]
+
+
+        def reverse_gradient(x):
+            g = K.get_session().graph
+            with g.gradient_override_map({"Identity": "LayerReversal"}):
+                return tf.identity(x)
+
+
+        class GradientReversal(Layer):
+            def build(self, input_shape):
+                self.trainable_weights = []
+
+            def call(self, x, mask=None):
+                return reverse_gradient(x)
+        """),),
 )
 
 ENGINES = ("keras.engine", "tensorflow.keras.engine")

@@ -39,6 +39,19 @@ IDIOM = Idiom(
             """),
     },
     cases=("tf1_only_names_around_the_site",),
+    valid=(source("""
+        import tensorflow as tf
+
+
+        @tf.RegisterGradient("ScaledReverse")
+        def _scaled_reverse(op, grad):
+            return -tf.to_float(2) * grad
+
+
+        def reverse(x):
+            with tf.get_default_graph().gradient_override_map({"Identity": "ScaledReverse"}):
+                return tf.identity(x)
+        """),),
 )
 
 

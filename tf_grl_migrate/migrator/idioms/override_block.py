@@ -94,6 +94,21 @@ IDIOM = Idiom(
            "calls_proven_not_to_create_the_overridden_op", "helper_function_of_the_module_in_block",
            "helper_whose_override_block_does_nothing", "helper_with_an_override_block_of_its_own",
            "map_key_that_is_no_op_type"),
+    valid=(source("""
+        import tensorflow as tf
+
+
+        @tf.RegisterGradient("ReverseGrad")
+        def _reverse(op, grad):
+            return -grad
+
+
+        def reverse(x):
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"Identity": "ReverseGrad"}):
+                y = tf.identity(x)
+            return y
+        """),),
 )
 
 OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement: rewrite the affected ops with "

@@ -26,7 +26,7 @@ from ...knowledge import ops
 from ..nodes import parsed_expression, receiver, with_keywords
 from ..sites import Site, string_value
 from . import override_block
-from .base import Idiom
+from .base import Idiom, source
 from .contract import Taken, rule
 
 IDIOM = Idiom(
@@ -34,6 +34,18 @@ IDIOM = Idiom(
     summary="with --use-runtime, py_func with a registered gradient becomes tf_grl_migrate.py_func(..., grad=...)",
     cases=("py_func_with_a_gradient",),
     runtime=True,
+    valid=(source("""
+        import numpy as np
+        import tensorflow as tf
+
+
+        def py_func(func, inp, Tout, stateful=True, name=None, grad=None):
+            rnd_name = "PyFuncGrad" + str(np.random.randint(0, 1e8))
+            tf.RegisterGradient(rnd_name)(grad)
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"PyFunc": rnd_name}):
+                return tf.py_func(func, inp, Tout, stateful=stateful, name=name)
+        """),),
 )
 
 HINT = ("--use-runtime migrates it to tf_grl_migrate.py_func\n`tf-grl-migrate --use-runtime` migrates this py_func "

@@ -121,6 +121,19 @@ IDIOM = Idiom(
            "factory_call_form", "hardtanh_ste_reads_op_inputs", "sigmoid_override_reads_op_outputs",
            "registration_used_with_varying_names", "target_chosen_by_a_name",
            "stochastic_neuron_sub_gradient_on_an_operator", "registration_in_class_body_used_from_method"),
+    valid=(source("""
+        import tensorflow as tf
+
+
+        @tf.RegisterGradient("ClipByInput")
+        def _clip_by_input(op, grad):
+            return grad * tf.cast(tf.abs(op.inputs[0]) <= 1.0, grad.dtype)
+
+
+        def clipped_identity(x):
+            with tf.get_default_graph().gradient_override_map({"Identity": "ClipByInput"}):
+                return tf.identity(x)
+        """),),
 )
 
 

@@ -18,7 +18,7 @@ from ..sites import Dispatch, Registration, is_string_literal, string_value
 from ..targets import match_target
 from ..verdicts import Refusal
 from . import override_block, registered_gradient
-from .base import Idiom
+from .base import Idiom, source
 from .contract import Taken, rule
 
 IDIOM = Idiom(
@@ -27,6 +27,19 @@ IDIOM = Idiom(
     cases=("model_wide_guided_relu", "guided_relu_hidden_op_wrapper", "map_entered_by_hand", "map_chosen_at_run_time",
            "override_map_changed_after_built", "unknown_op_type", "target_name_values_not_known"),
     runtime=True,
+    valid=(source("""
+        import tensorflow as tf
+
+
+        @tf.RegisterGradient("GuidedRelu")
+        def _guided_relu(op, grad):
+            return tf.where(grad > 0.0, grad * tf.cast(op.outputs[0] > 0.0, grad.dtype), tf.zeros_like(grad))
+
+
+        def guided(model, x):
+            with tf.get_default_graph().gradient_override_map({"Relu": "GuidedRelu"}):
+                return model(x)
+        """),),
 )
 
 # refusals of the inline rewrite that the runtime map does not share: the block's ops, the

@@ -9,7 +9,7 @@ import libcst as cst
 from ...knowledge import ops
 from ..nodes import enclosing_scopes, is_docstring, load_names, mentions_in, parsed_expression
 from . import registered_gradient
-from .base import Idiom
+from .base import Idiom, source
 from .contract import rule
 
 IDIOM = Idiom(
@@ -17,6 +17,19 @@ IDIOM = Idiom(
     summary="with --use-runtime, a gradient reversal becomes tf_grl_migrate.flip_gradient(x, l)",
     cases=("format_name_negated_grad", "random_name_scalar_mul", "call_form_registration", "variable_scale"),
     runtime=True,
+    valid=(source("""
+        import tensorflow as tf
+
+
+        @tf.RegisterGradient("FlipHalf")
+        def _flip_half(op, grad):
+            return [-0.5 * grad]
+
+
+        def flip(x):
+            with tf.get_default_graph().gradient_override_map({"Identity": "FlipHalf"}):
+                return tf.identity(x)
+        """),),
 )
 
 

@@ -30,6 +30,15 @@ IDIOM = Idiom(
     },
     cases=("sign_straight_through", "round_quantize_straight_through", "floor_and_ceil_straight_through",
            "ternary_mul_borrows_add_gradient"),
+    valid=(source("""
+        import tensorflow as tf
+
+
+        def binarize(x):
+            g = tf.get_default_graph()
+            with g.gradient_override_map({"Sign": "Identity"}):
+                return tf.sign(x)
+        """),),
 )
 
 
