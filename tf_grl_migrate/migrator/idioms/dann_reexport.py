@@ -16,25 +16,23 @@ IDIOM = Idiom(
     cases=("dann_builder_class", "tf_upgrade_v2_output"),
     runtime=True,
     valid=(source("""
+        \"\"\"Gradient reversal (Ganin & Lempitsky), as a builder whose instance is called.\"\"\"
         import tensorflow as tf
-        from tensorflow.python.framework import ops
 
 
-        class FlipGradientBuilder(object):
+        class FlipGradientBuilder:
             def __init__(self):
                 self.num_calls = 0
 
             def __call__(self, x, l=1.0):
-                grad_name = "FlipGradient%d" % self.num_calls
+                grad_name = "GradientReversal_%d" % self.num_calls
 
-                @ops.RegisterGradient(grad_name)
-                def _flip_gradients(op, grad):
-                    return [tf.negative(grad) * l]
+                @tf.RegisterGradient(grad_name)
+                def _reverse(op, grad):
+                    return [-l * grad]
 
-                g = tf.get_default_graph()
-                with g.gradient_override_map({"Identity": grad_name}):
+                with tf.get_default_graph().gradient_override_map({"Identity": grad_name}):
                     y = tf.identity(x)
-
                 self.num_calls += 1
                 return y
 
