@@ -26,7 +26,7 @@ _API_NAMES = frozenset({"migrate_source", "migrate_paths", "MigrationResult", "D
 __all__ = sorted(_RUNTIME_NAMES | _API_NAMES | {"__version__"})
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _RUNTIME_NAMES or name in _API_NAMES:
         import importlib
 
@@ -37,7 +37,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'tf_grl_migrate' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | _RUNTIME_NAMES | _API_NAMES)
 
 

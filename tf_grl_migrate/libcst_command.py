@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import libcst as cst
-from libcst.codemod import CodemodCommand, SkipFile
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from .api import migrate_source
 
@@ -25,7 +25,7 @@ class MigrateGradientOverrides(CodemodCommand):
     DESCRIPTION = ("Migrate TF1 gradient_override_map code (gradient reversal, straight-through estimators, "
                    "gradient clipping, model-wide maps with --use-runtime) to TF2; refusals become warnings.")
 
-    def __init__(self, context, use_runtime: bool = False) -> None:
+    def __init__(self, context: CodemodContext, use_runtime: bool = False) -> None:
         super().__init__(context)
         self.use_runtime = use_runtime
 
@@ -48,7 +48,7 @@ class MigrateGradientOverrides(CodemodCommand):
             self.warn(f"{d.code} {d.line}:{d.col}: {d.message}")
         return tree if new is None else cst.parse_module(new)
 
-    def _from_run(self, source: str):
+    def _from_run(self, source: str) -> tuple | None:
         """This file's result in the run over its repository, or None (no root known, or the text
         is not the file's as read from disk)."""
         filename, module = self.context.filename, self.context.full_module_name
@@ -99,7 +99,7 @@ def _snapshot(root: str, use_runtime: bool) -> dict:
     return results
 
 
-def _remove(*paths) -> None:
+def _remove(*paths: str) -> None:
     for path in paths:
         try:
             os.remove(path)

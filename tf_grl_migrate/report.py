@@ -31,7 +31,7 @@ class Diagnostic(_Fields):
     __slots__ = ()
 
     def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None,
-                details: str | None = None):
+                details: str | None = None) -> Diagnostic:
         if code not in CODES:
             raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there "
                              "(with its row in docs/idioms.md)")
@@ -114,15 +114,15 @@ class FileReport:
         self.verification = [] if verification is None else verification
         self.new_text: str | None = None
 
-    def _fields(self):
+    def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in self._COMPARED)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is FileReport and self._fields() == other._fields()
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, so not hashable (as a dataclass with eq)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "FileReport(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._COMPARED, self._fields())) + ")"
 
     @property

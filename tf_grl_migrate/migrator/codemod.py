@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -29,7 +30,7 @@ class Result:
 
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
-               part: slicing.Slice | None = None, source: str | None = None, tree=None) -> Result:
+               part: slicing.Slice | None = None, source: str | None = None, tree: Any = None) -> Result:
     """One pass. A long module is analysed as its slice (tf_grl_migrate.migrator.slicing) and put back
     together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text;
     ``tree``: ``code``'s ``ast`` where the caller has it (the screen's)."""
@@ -97,7 +98,7 @@ def _blocked_links(planner: Planner) -> dict:
 
 
 def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
-                 tree=None) -> Result:
+                 tree: Any = None) -> Result:
     """Migrate one module's source. Raises ``libcst.ParserSyntaxError`` if it does not parse and
     :class:`SafetyError` if the rewrite would not parse or would not be stable.
 
@@ -122,7 +123,7 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     return Result(again.code, sorted(set(kept)), again.blocked)
 
 
-def _again(code: str, use_runtime: bool, links) -> Result:
+def _again(code: str, use_runtime: bool, links: facts.Links | None) -> Result:
     try:
         return _transform(code, use_runtime, links=links)
     except cst.ParserSyntaxError as exc:

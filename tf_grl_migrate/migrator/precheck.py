@@ -4,6 +4,8 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 from __future__ import annotations
 
 import re
+from types import CodeType
+from typing import Any
 
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
@@ -28,7 +30,7 @@ def may_hold_override_bytes(raw: bytes) -> bool:
     return any(marker in raw for marker in _MARKER_BYTES)
 
 
-def screen(code: str):
+def screen(code: str) -> tuple[list | None, Any]:
     """A cheap look with Python's own compiler and parser before libcst's (much slower) analysis.
     It only ever says "nothing to do here"; every verdict on an override is the analysis's.
 
@@ -45,7 +47,7 @@ def screen(code: str):
     return ([], None) if tree is not None and _nothing_reaches_the_map(tree) else (None, tree)
 
 
-def _nothing_reaches_the_map(tree) -> bool:
+def _nothing_reaches_the_map(tree: Any) -> bool:
     import ast
 
     for n in ast.walk(tree):
@@ -62,7 +64,7 @@ def _nothing_reaches_the_map(tree) -> bool:
     return True
 
 
-def parse(code: str):
+def parse(code: str) -> Any:
     """``ast.parse(code)``, or None where Python cannot parse it."""
     import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
 
@@ -89,7 +91,7 @@ def _names_nowhere(code: str) -> bool:
     return not _names_in(compiled)
 
 
-def _names_in(code_object) -> bool:
+def _names_in(code_object: CodeType) -> bool:
     names = code_object.co_names
     if MARKER in names or PRIVATE in names or DEFUN in names:
         return True

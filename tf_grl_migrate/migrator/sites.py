@@ -57,11 +57,11 @@ class Dispatch:
     spelling: dict  # value -> its literal as the source wrote it
 
 
-def is_string_literal(expr) -> bool:
+def is_string_literal(expr: cst.CSTNode | None) -> bool:
     return string_value(expr) is not None
 
 
-def string_value(expr) -> str | None:
+def string_value(expr: cst.CSTNode | None) -> str | None:
     """The value of a string literal (not a bytes one, nor an f-string), else None."""
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
         value = expr.evaluated_value
@@ -69,7 +69,7 @@ def string_value(expr) -> str | None:
     return None
 
 
-def regs_of(target) -> list:
+def regs_of(target: object) -> list:
     """The registrations of this module an override target uses (none for a gradient TensorFlow
     provides or one registered in another module)."""
     if isinstance(target, Dispatch):

@@ -24,7 +24,7 @@ def scrubbed_environment(folder: str, extra: dict) -> dict:
     return env
 
 
-def _libc():
+def _libc() -> ctypes.CDLL | None:
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:  # pragma: no cover - not a Linux-like system

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .protocol import MODES, Array, ModeError, Ran, Status, Values
+from .protocol import MODES, Array, ModeError, ModeValues, Ran, RunValues, Status, Values
 
 FORWARD_TOL = (1e-6, 1e-6)  # (rtol, atol): float32 rounding of the same ops
 GRADIENT_TOL = (1e-5, 1e-6)  # the same math in another order
@@ -93,7 +93,7 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
     return Outcome(Status.VERIFIED, worst, note)
 
 
-def _compared(run, result, inputs: list, where: str) -> Outcome:
+def _compared(run: ModeValues, result: RunValues, inputs: list, where: str) -> Outcome:
     """One run of the TF2 side against TF1's result for the same setting: VERIFIED with the
     largest deviation, or what differs (or why the two cannot be matched)."""
     if run.variables != len(result.variables):
@@ -134,7 +134,7 @@ def _unanswered(reference: Ran, values: Values, stopped: set) -> str | None:
     return None
 
 
-def _failure(run: ModeError, written, block_written) -> Outcome:
+def _failure(run: ModeError, written: list | None, block_written: set | None) -> Outcome:
     """An error under TF2 where TF1 ran: the tool's fault where it arose in a line the tool wrote
     (anywhere, for a migration by hand); a module not installed, or other TF1 API the migrator
     leaves alone (``tf_upgrade_v2``'s job), otherwise."""
@@ -167,7 +167,7 @@ def same(mine: Ran, reference: Ran) -> bool:
     return True
 
 
-def block_written(entry: dict, written) -> set | None:
+def block_written(entry: dict, written: list | None) -> set | None:
     """The lines of a block's file (``__grl_block__``: a def line, then the migrated lines from
     ``first`` on, then its return) that the tool wrote."""
     if entry.get("kind") != "block" or written is None:

@@ -64,11 +64,11 @@ def _answer(request: dict) -> bytes:
         return encode(Unverifiable("the definitions could not be loaded: " + describe(exc)))
 
 
-def _no_network():
+def _no_network() -> None:
     """A second belt where namespaces are not available: Python's sockets refuse to connect."""
     import socket
 
-    def refuse(*args, **kwargs):
+    def refuse(*args: object, **kwargs: object) -> None:
         raise OSError("verification runs without network access")
 
     for owner, name in ((socket.socket, "connect"), (socket.socket, "connect_ex"), (socket, "create_connection")):
@@ -233,7 +233,7 @@ def _import_ahead() -> None:
         importlib.import_module(f"{__package__}.{name}")
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     _start_folder_off_the_path()
     argv = sys.argv[1:] if argv is None else argv
     cap = int(argv[0]) if argv else 0
