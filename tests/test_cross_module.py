@@ -181,25 +181,28 @@ def test_names_a_literal_all_leaves_out_are_not_handed_on():
     assert "import tensorflow as tf" in migrated  # the rewrite uses it
 
 
+def _written(root: pathlib.Path, files: dict) -> list[str]:
+    """The paths of ``files`` (relative path -> text), written under ``root``, in order."""
+    out = []
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+        out.append(str(root / name))
+    return out
+
+
 def test_star_imports_are_looked_up_only_for_the_modules_the_run_may_change(tmp_path):
     """A module that star-imports a module the run cannot change is not parsed for it (the scan
     cost of issue #39); one that star-imports a module with an override is, in every spelling."""
     from tf_grl_migrate.migrator.facts import star_imported
 
-    (tmp_path / "pkg").mkdir()
-    grads, other = tmp_path / "pkg" / "grads.py", tmp_path / "pkg" / "other.py"
-    grads.write_text("x = 1\n")
-    other.write_text("y = 2\n")
-    plain = tmp_path / "pkg" / "plain.py"
-    plain.write_text("from .other import *\n")
-    tricky = tmp_path / "pkg" / "tricky.py"
-    tricky.write_text("import os; from .grads import *\n")  # not at a line's start: parsed
-    broken = tmp_path / "pkg" / "broken.py"
-    broken.write_text("from .other import *\ndef (:\n")  # would fail to parse: never parsed
-    paths = [str(p) for p in (grads, other, plain, tricky, broken)]
+    grads, other, *_ = paths = _written(tmp_path, {
+        "pkg/grads.py": "x = 1\n", "pkg/other.py": "y = 2\n", "pkg/plain.py": "from .other import *\n",
+        "pkg/tricky.py": "import os; from .grads import *\n",  # not at a line's start: parsed
+        "pkg/broken.py": "from .other import *\ndef (:\n"})  # would fail to parse: never parsed
     sources = {p: pathlib.Path(p).read_bytes() for p in paths[2:]}
-    assert star_imported(paths, [str(tmp_path)], sources, wanted={str(grads)}) == {str(grads)}
-    assert star_imported(paths, [str(tmp_path)], sources) == {str(grads), str(other)}
+    assert star_imported(paths, [str(tmp_path)], sources, wanted={grads}) == {grads}
+    assert star_imported(paths, [str(tmp_path)], sources) == {grads, other}
 
 
 def test_a_star_import_the_prefilter_cannot_place_is_parsed_only_where_it_may_name_a_wanted_module(
@@ -210,25 +213,18 @@ def test_a_star_import_the_prefilter_cannot_place_is_parsed_only_where_it_may_na
 
     from tf_grl_migrate.migrator import facts
 
-    (tmp_path / "pkg" / "sub").mkdir(parents=True)
-    (tmp_path / "tools").mkdir()
-    init, grads = tmp_path / "pkg" / "__init__.py", tmp_path / "pkg" / "grads.py"
-    init.write_text("x = 1\n")
-    grads.write_text("x = 1\n")
-    generator = tmp_path / "tools" / "generator.py"
-    generator.write_text('TEMPLATE = "from . import *"\nLINE = "import *"\n')
-    upward = tmp_path / "pkg" / "sub" / "upward.py"
-    upward.write_text("import os; from .. import *\n")
-    spelled = tmp_path / "tools" / "spelled.py"
-    spelled.write_text("import os; from pkg.grads import *\n")
-    paths = [str(p) for p in (init, grads, generator, upward, spelled)]
+    init, grads, generator, *_ = paths = _written(tmp_path, {
+        "pkg/__init__.py": "x = 1\n", "pkg/grads.py": "x = 1\n",
+        "tools/generator.py": 'TEMPLATE = "from . import *"\nLINE = "import *"\n',
+        "pkg/sub/upward.py": "import os; from .. import *\n",
+        "tools/spelled.py": "import os; from pkg.grads import *\n"})
     sources = {p: pathlib.Path(p).read_bytes() for p in paths[2:]}
     parsed = []
     real_parse = ast.parse
     monkeypatch.setattr(ast, "parse", lambda raw, *a, **k: parsed.append(raw) or real_parse(raw, *a, **k))
-    found = facts.star_imported(paths, [str(tmp_path)], sources, wanted={str(init), str(grads)})
-    assert found == {str(init), str(grads)}
-    assert sources[str(generator)] not in parsed and len(parsed) == 2
+    found = facts.star_imported(paths, [str(tmp_path)], sources, wanted={init, grads})
+    assert found == {init, grads}
+    assert sources[generator] not in parsed and len(parsed) == 2
 
 
 def test_a_cached_result_of_a_module_alone_is_not_reused_once_another_module_star_imports_it(tmp_path, monkeypatch):

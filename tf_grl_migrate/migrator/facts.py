@@ -358,11 +358,8 @@ class Run:
                 return None
             if name in facts.constants:
                 return facts.constants[name]
-            if name in facts.from_names:
-                module, level, imported = facts.from_names[name]
-                other = self.module_path(path, module, level)
-                return self.value_of(other, ("name", imported), hops - 1) if other else None
-            return None
+            origin = self._from_import(path, name)
+            return self.value_of(origin[0], ("name", origin[1]), hops - 1) if origin else None
         if kind == "attr":
             base, attr = target[1], target[2]
             other = self._module_bound(path, base)
@@ -469,11 +466,8 @@ class Run:
         found = {}
         for spelling, *target in self.of(path).grad_refs:
             if target[0] == "name":
-                facts = self.of(path)
-                if target[1] in facts.bound_twice or target[1] not in facts.from_names:
-                    continue
-                module, level, name = facts.from_names[target[1]]
-                other = self.module_path(path, module, level)
+                origin = self._from_import(path, target[1]) if target[1] not in self.of(path).bound_twice else None
+                other, name = origin if origin else (None, "")
             else:
                 other, name = self._module_bound(path, target[1]), target[2]
             where = self._defined(other, name, HOPS) if other is not None else None
@@ -491,12 +485,19 @@ class Run:
             return path, f"`{name}` is bound more than once in {os.path.basename(path)}"
         if name in facts.gradients:
             return path, facts.gradients[name]
-        if name in facts.from_names and hops > 0:
-            module, level, imported = facts.from_names[name]
-            other = self.module_path(path, module, level)
-            if other is not None:
-                return self._defined(other, imported, hops - 1)
+        origin = self._from_import(path, name) if hops > 0 else None
+        if origin is not None:  # a re-export: `from .grads import g`
+            return self._defined(*origin, hops - 1)
         return path, f"`{name}` is no function defined in {os.path.basename(path)}"
+
+    def _from_import(self, path: str, name: str) -> tuple[str, str] | None:
+        """(the module of the run, the name in it) that ``from m import name`` in ``path`` reads."""
+        facts = self.of(path)
+        if name not in facts.from_names:
+            return None
+        module, level, imported = facts.from_names[name]
+        other = self.module_path(path, module, level)
+        return (other, imported) if other is not None else None
 
     def _registered_elsewhere(self, path: str, local: set, target) -> tuple[str, str, str] | None:
         """(the gradient name, the registering module, its function) where a map target of

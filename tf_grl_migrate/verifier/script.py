@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from typing import cast
 
 BUILTINS = frozenset({
     "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "format", "frozenset", "hasattr",
@@ -56,33 +57,36 @@ class Harmless:
         self.aliases, self.local = {}, {}
         self.op_callables = op_callables
         self.bound: set[str] = set()  # every name the module binds anywhere (a builtin it shadows is no builtin)
-        self.library: set[str] = set()  # names imports bind to a library's objects (not the project's)
+        library: set[str] = set()  # names imports bind to a library's objects (not the project's)
+        assigned: set[str] = set()  # names an assignment (any target) binds
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
                     if a.name.split(".")[0] not in project:
-                        self.library.add(a.asname or a.name.split(".")[0])
+                        library.add(a.asname or a.name.split(".")[0])
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
                         if node.module.split(".")[0] not in project:
-                            self.library.add(a.asname or a.name)
+                            library.add(a.asname or a.name)
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self.bound.add(node.id)
+                assigned.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
             elif isinstance(node, (ast.Global, ast.ExceptHandler)):
                 self.bound.update(node.names if isinstance(node, ast.Global) else [node.name] if node.name else [])
-        self.library -= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        self.bound |= assigned
+        self.library = library - assigned  # an imported name rebound by the module is no library's object
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 self.local[stmt.name] = stmt
         self._local_ok: dict = {}
-        self.inert_names = self._inert_names(tree)
+        self.inert_names: frozenset = frozenset()
+        self.inert_names, self.instances = self._module_values(tree)
 
     # -- statements --------------------------------------------------------------------------
     def statement(self, stmt, depth: int = DEPTH) -> str | None:
@@ -115,9 +119,9 @@ class Harmless:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets):
                 return "an assignment to something other than a name"
-            unpacks = any(isinstance(t, (ast.Tuple, ast.List)) for t in targets) or isinstance(stmt, ast.AugAssign)
-            if unpacks and not (self.inert(stmt.value) and all(self.inert(t) for t in targets
-                                                                 if isinstance(stmt, ast.AugAssign))):
+            operated = [stmt.target, stmt.value] if isinstance(stmt, ast.AugAssign) else [stmt.value] if any(
+                isinstance(t, (ast.Tuple, ast.List)) for t in targets) else []  # `x += v` and `a, b = v` act on them
+            if not all(self.inert(v) for v in operated):
                 return f"`{ast.unparse(stmt)[:60]}` may run code of the module's own objects (unpacking, an operator)"
             if isinstance(stmt.value, ast.Name) and stmt.value.id not in self.instances:
                 return None  # another name for a value: nothing runs
@@ -235,23 +239,10 @@ class Harmless:
     def _operation(self, node, names) -> str | None:
         """An operator, test, subscript, unpacking or format on a value that may be an object of
         the module's own class (whose dunder methods would run)."""
-        operands: list = []
-        if isinstance(node, ast.BinOp):
-            operands = [node.left, node.right]
-        elif isinstance(node, ast.UnaryOp):
-            operands = [node.operand]
-        elif isinstance(node, ast.BoolOp):
-            operands = node.values
-        elif isinstance(node, ast.Compare):
-            operands = [node.left, *node.comparators]
-        elif isinstance(node, ast.Subscript):
-            operands = [node.value, node.slice]
-        elif isinstance(node, (ast.FormattedValue, ast.Starred)):
-            operands = [node.value]
-        elif isinstance(node, ast.IfExp):
-            operands = [node.test]
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            operands = [node.value]
+        operands_of = _OPERANDS.get(type(node))
+        if operands_of is None or (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)):
+            return None
+        operands = operands_of(node)
         bad = next((o for o in operands if not self.inert(o, names)), None)
         if bad is None:
             return None
@@ -323,33 +314,32 @@ class Harmless:
         parts_of = _PARTS.get(type(expr))
         return parts_of is not None and all(self.inert(p, names) for p in parts_of(expr) if p is not None)
 
-    def _inert_names(self, tree: ast.Module) -> frozenset:
-        """The module-level names every binding of which is an assignment of an inert value (the
-        largest such set: a name stays while every value assigned to it is inert given the others)."""
+    def _module_values(self, tree: ast.Module) -> tuple[frozenset, frozenset]:
+        """(the module-level names every binding of which is an assignment of an inert value: the
+        largest such set, a name staying while every value assigned to it is inert given the
+        others; the names bound to an object of the module's own class)."""
         values: dict[str, list] = {}
         other: set[str] = set()
         for stmt in _module_level(tree.body):
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and all(
-                    isinstance(t, ast.Name) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
-                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                    values.setdefault(t.id if isinstance(t, ast.Name) else "", []).append(stmt.value)
-            else:
-                for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                      ast.ClassDef)) else ():
-                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                        other.add(node.id)
-        for node in ast.walk(tree):  # bound in a function with `global`: by code the tool does not follow
-            if isinstance(node, ast.Global):
-                other.update(node.names)
-        self.inert_names = frozenset(n for n in values if n not in other and n not in self.local)
-        self.instances = frozenset(n for n, vs in values.items() if any(
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+                stmt, ast.AnnAssign) and stmt.value is not None else None
+            if targets is not None and all(isinstance(t, ast.Name) for t in targets):
+                for t in targets:
+                    values.setdefault(cast(ast.Name, t).id, []).append(stmt.value)
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                other.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and not isinstance(
+                    n.ctx, ast.Load))
+        # bound in a function with `global`: by code the tool does not follow
+        other.update(n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names)
+        instances = frozenset(n for n, vs in values.items() if any(
             isinstance(v, ast.Call) and isinstance(self.local.get(self.qualified(v.func) or ""), ast.ClassDef)
             for v in vs))
+        inert = frozenset(n for n in values if n not in other and n not in self.local)
         while True:
-            kept = frozenset(n for n in self.inert_names if all(self.inert(v) for v in values[n]))
-            if kept == self.inert_names:
-                return kept
-            self.inert_names = kept
+            kept = frozenset(n for n in inert if all(self.inert(v, inert) for v in values[n]))
+            if kept == inert:
+                return kept, instances
+            inert = kept
 
     def _call(self, call: ast.Call, depth) -> bool:
         func = call.func
@@ -429,15 +419,21 @@ class Harmless:
         return ".".join([head, *reversed(parts)])
 
 
-# the operands of the expressions that are inert when all of them are: containers, arithmetic,
-# tests, subscripts, formatting (a literal's or a library's value: no dunder of the module's own)
-_PARTS = {
-    ast.Tuple: lambda e: e.elts, ast.List: lambda e: e.elts, ast.Set: lambda e: e.elts,
-    ast.Dict: lambda e: [*e.keys, *e.values], ast.Attribute: lambda e: [e.value],
-    ast.Starred: lambda e: [e.value], ast.FormattedValue: lambda e: [e.value], ast.JoinedStr: lambda e: e.values,
+# the operands an expression's evaluation dispatches on (their dunder methods run): an operator,
+# a test, a subscript, a format, an unpacking, an attribute read
+_OPERANDS = {
     ast.BinOp: lambda e: [e.left, e.right], ast.UnaryOp: lambda e: [e.operand], ast.BoolOp: lambda e: e.values,
     ast.Compare: lambda e: [e.left, *e.comparators], ast.Subscript: lambda e: [e.value, e.slice],
-    ast.Slice: lambda e: [e.lower, e.upper, e.step], ast.IfExp: lambda e: [e.test, e.body, e.orelse],
+    ast.FormattedValue: lambda e: [e.value], ast.Starred: lambda e: [e.value], ast.IfExp: lambda e: [e.test],
+    ast.Attribute: lambda e: [e.value],
+}
+# the parts of the expressions that are inert when all of them are: those above, containers,
+# f-strings, slices, both branches of a conditional
+_PARTS = {
+    **_OPERANDS, ast.IfExp: lambda e: [e.test, e.body, e.orelse],
+    ast.Tuple: lambda e: e.elts, ast.List: lambda e: e.elts, ast.Set: lambda e: e.elts,
+    ast.Dict: lambda e: [*e.keys, *e.values], ast.JoinedStr: lambda e: e.values,
+    ast.Slice: lambda e: [e.lower, e.upper, e.step],
 }
 
 
