@@ -191,3 +191,24 @@ def test_a_file_over_the_size_limit_is_skipped_unread_and_the_rest_is_migrated(t
     assert f"{MAX_FILE_BYTES >> 20} MiB" in reports["huge.py"].diagnostics[0].message
     assert reports["huge.py"].failed and os.path.getsize(huge) == 1 << 40
     assert (tmp_path / "flip.py").read_text() == AFTER
+
+
+def test_discover_lists_what_a_walk_and_isfile_would(tmp_path):
+    """The scandir walk keeps os.walk's rules: a symlink to a file is listed, a symlinked folder is
+    not entered, a FIFO or a dangling link named *.py is no module, excluded folders are pruned."""
+    from tf_grl_migrate.migrator.files import discover
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "b.ipynb").write_text("{}")
+    (tmp_path / "pkg" / "notes.txt").write_text("")
+    (tmp_path / "pkg" / "link.py").symlink_to(tmp_path / "pkg" / "a.py")
+    (tmp_path / "pkg" / "dangling.py").symlink_to(tmp_path / "nowhere.py")
+    (tmp_path / "pkg" / "linked_dir").symlink_to(tmp_path / "pkg" / "sub")
+    os.mkfifo(tmp_path / "pkg" / "pipe.py")
+    (tmp_path / "pkg" / "build").mkdir()
+    (tmp_path / "pkg" / "build" / "c.py").write_text("")
+    top = str(tmp_path / "pkg")
+    assert discover([top]) == [f"{top}/a.py", f"{top}/link.py", f"{top}/sub/b.ipynb"]
+    assert discover([top], extend_exclude=r"^/sub/") == [f"{top}/a.py", f"{top}/link.py"]
+    assert f"{top}/build/c.py" in discover([top], exclude="^$")

@@ -226,8 +226,9 @@ def _read_all(paths, cache, reports, done) -> tuple[dict, dict]:
     quiet = cache.quiet() if cache is not None else {}
     still_quiet: dict = {}
     seen: set = set()
+    folders: dict = {}  # folder -> its absolute path: normalised once per folder, not per file
     for i, path in enumerate(paths):
-        where, signature = _signature(path) if cache is not None else (None, None)
+        where, signature = _signature(path, folders) if cache is not None else (None, None)
         seen.add(where)
         if signature is not None and quiet.get(where) == signature:
             still_quiet[where] = signature
@@ -269,13 +270,18 @@ def _known(paths, candidates, cache, settings, want_diff, use_runtime, keep_text
     return known
 
 
-def _signature(path: str):
-    """(the absolute path, [mtime_ns, ctime_ns, size, inode]) of a regular file; (None, None) if not."""
+def _signature(path: str, folders: dict):
+    """(the absolute path, [mtime_ns, ctime_ns, size, inode]) of a regular file; (None, None) if not.
+    ``folders`` remembers each folder's absolute path."""
     try:
         st = os.stat(path)
     except OSError:
         return None, None
-    return os.path.abspath(path), [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+    folder, name = os.path.split(path)
+    where = folders.get(folder)
+    if where is None:
+        where = folders[folder] = os.path.abspath(folder)
+    return os.path.join(where, name), [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
 
 
 def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False,

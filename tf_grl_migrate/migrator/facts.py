@@ -254,17 +254,10 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
              for p in wanted} if wanted is not None else set()
     # `from . import *` / `from .. import *` spell no stem: they name a package of the folders above
     folders = {os.path.dirname(os.path.abspath(p)) for p in wanted or ()}
+    spelt = re.compile(b"|".join(re.escape(stem) for stem in sorted(stems))) if stems else None
     for path, raw in sources.items():
-        if wanted is not None:
-            names = _STAR_FROM.findall(raw)  # `.mod`, `pkg.mod`: each `import *` on a plain line, where counts agree
-            if len(names) == len(STAR_IMPORT.findall(raw)) and not any(
-                    run.module_path(path, name.lstrip(b".").decode("ascii", "replace"),
-                                    len(name) - len(name.lstrip(b"."))) in wanted for name in names):
-                continue
-            here = os.path.dirname(os.path.abspath(path))
-            relative = any(_in_line(here, folder) for folder in folders) and _RELATIVE.search(raw)
-            if not relative and not any(stem in raw for stem in stems):
-                continue
+        if wanted is not None and not _may_star_import(run, path, raw, wanted, stems, spelt, folders):
+            continue
         try:
             tree = ast.parse(raw)
         except (SyntaxError, ValueError):
@@ -275,6 +268,31 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
                 if target is not None and target != path:
                     found.add(target)
     return found
+
+
+def _may_star_import(run: Run, path: str, raw: bytes, wanted, stems: set, spelt, folders: set) -> bool:
+    """Whether the source at ``path`` may star-import a wanted module (False only when it cannot)."""
+    names = _star_from_names(raw)  # `.mod`, `pkg.mod`: where each `import *` is on a plain line
+    if names is not None:
+        # a module is spelt last in its name (`pkg.mod`), so only a name ending in a wanted stem, or a
+        # bare `from . import *`, is resolved
+        return any(run.module_path(path, bare.decode("ascii", "replace"), len(name) - len(bare)) in wanted
+                   for name in names
+                   if not (bare := name.lstrip(b".")) or bare.rpartition(b".")[2] in stems)
+    here = os.path.dirname(os.path.abspath(path))
+    relative = any(_in_line(here, folder) for folder in folders) and _RELATIVE.search(raw)
+    return bool(relative or (spelt is not None and spelt.search(raw)))
+
+
+def _star_from_names(raw: bytes) -> list[bytes] | None:
+    """The module each ``import *`` names, where each is a line ``from NAME import *``; else None."""
+    names = []
+    for star in STAR_IMPORT.finditer(raw):  # few per file: each line is looked at, not the whole text
+        line = _STAR_FROM.match(raw, raw.rfind(b"\n", 0, star.start()) + 1)
+        if line is None or line.end() != star.end():
+            return None
+        names.append(line.group(1))
+    return names
 
 
 def _in_line(a: str, b: str) -> bool:

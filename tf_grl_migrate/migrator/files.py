@@ -28,18 +28,46 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
     found: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
-            top = os.path.join(raw, "")
-            for root, dirs, files in os.walk(top):
-                rel_root = "/" + os.path.join(root[len(top):], "").lstrip("/")  # "/" or "/a/b/"
-                dirs[:] = [d for d in dirs if not _excluded(f"{rel_root}{d}/", pattern, extra)]
-                for name in files:
-                    if name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra)):
-                        path = os.path.join(root, name)
-                        if os.path.isfile(path):  # a FIFO or a device named *.py is no module (and would block)
-                            found.add(path)
+            _walk(os.path.join(raw, ""), pattern, extra, check_files, found)
         else:
             found.add(str(raw))
     return sorted(found)
+
+
+def _walk(top: str, pattern, extra, check_files: bool, found: set[str]) -> None:
+    """Add the ``.py``/``.ipynb`` files under ``top`` to ``found``, by os.walk's rules (a symlinked
+    folder is listed, not entered) with each file's type from the listing: a regular file costs
+    no stat (a symlink is followed, as os.path.isfile would)."""
+    stack = [(top, "/")]  # (folder, its path from the top: "/" or "/a/b/")
+    while stack:
+        root, rel_root = stack.pop()
+        try:
+            entries = os.scandir(root)
+        except OSError:  # gone, or not readable: os.walk passes over it too
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if _is_dir(entry):
+                    if not entry.is_symlink() and not _excluded(f"{rel_root}{name}/", pattern, extra):
+                        stack.append((entry.path, f"{rel_root}{name}/"))
+                elif (name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra))
+                      and _is_file(entry)):  # a FIFO or a device named *.py is no module (and would block)
+                    found.add(entry.path)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _excluded(rel: str, pattern, extra) -> bool:

@@ -3,6 +3,7 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from types import CodeType
 from typing import Any
@@ -126,26 +127,54 @@ def may_link(raw: bytes) -> bool:
     whose target is a literal this module does not register and TensorFlow may not provide, a
     name the module imports or binds at module level to a literal, or ``m.NAME`` of an import; or
     a Defun's ``python_grad_func=`` naming an import (its body is read in the module defining it)."""
+    words = _Words(raw)
     for root in _GRAD_FUNC.findall(raw):
-        if re.search(rb"\bimport\b[^\n]*\b" + re.escape(root) + rb"\b", raw):
+        if root in words.imported:
             return True
     for body in _MAP_LITERAL.findall(raw):
         for target in _ENTRY.findall(body):
             quoted = _QUOTED.match(target)
             if quoted is not None:
                 value = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
-                here = re.search(rb"RegisterGradient\(\s*['\"]" + re.escape(value) + rb"['\"]\s*\)", raw)
-                if here is None and not _tensorflows_own(value.decode("utf-8", "replace")):
+                if value not in words.registered and not _tensorflows_own(value.decode("utf-8", "replace")):
                     return True
                 continue
             dotted = _DOTTED.match(target)
             if dotted is None:
                 continue  # a call or an expression: never linked
-            root = re.escape(dotted.group(1))
-            if re.search(rb"\bimport\b[^\n]*\b" + root + rb"\b", raw) or (
-                    b"." not in target and re.search(rb"(?m)^" + root + rb"\s*=\s*['\"]", raw)):
+            root = dotted.group(1)
+            if root in words.imported or (b"." not in target and root in words.bound_to_literal):
                 return True
     return False
+
+
+_IMPORT_TAIL = re.compile(rb"\bimport\b([^\n]*)")
+_WORD = re.compile(rb"\w+")
+_REGISTERED = re.compile(rb"RegisterGradient\(\s*['\"]([^'\"]*)['\"]\s*\)")
+_BOUND_TO_LITERAL = re.compile(rb"(?m)^([A-Za-z_]\w*)\s*=\s*['\"]")
+
+
+class _Words:
+    """The words ``may_link`` looks names up in, each set read from the bytes when first asked for
+    (one scan each, where a pattern per name would be compiled per module)."""
+
+    def __init__(self, raw: bytes):
+        self.raw = raw
+
+    @functools.cached_property
+    def imported(self) -> set[bytes]:
+        """Every word after an ``import`` on its line (``from m import a as b``: m is before it)."""
+        return {word for tail in _IMPORT_TAIL.findall(self.raw) for word in _WORD.findall(tail)}
+
+    @functools.cached_property
+    def registered(self) -> set[bytes]:
+        """The gradient names ``RegisterGradient("...")`` registers here."""
+        return set(_REGISTERED.findall(self.raw))
+
+    @functools.cached_property
+    def bound_to_literal(self) -> set[bytes]:
+        """Names a line starts by binding to a string literal (``NAME = "..."``)."""
+        return set(_BOUND_TO_LITERAL.findall(self.raw))
 
 
 def _tensorflows_own(value: str) -> bool:
