@@ -137,7 +137,7 @@ def test_model_wide_refusal_names_the_runtime_recipe_with_the_blocks_own_map():
     assert diagnostic.code == "GRL101"
     assert 'tf_grl_migrate.gradient_override_map({"Relu": "GuidedRelu"})' in diagnostic.text
     assert "`build_model`" in diagnostic.message
-    assert "(--use-runtime migrates it)" in diagnostic.message
+    assert "--use-runtime migrates it" in diagnostic.hints
     assert "--use-runtime" not in migrate_code(source, use_runtime=True).code
 
 
@@ -145,12 +145,12 @@ def test_a_refusal_says_use_runtime_only_where_it_would_migrate():
     """The hint names --use-runtime where that strategy takes the block, not elsewhere (a receiver
     that is no graph), and never under --use-runtime itself."""
     taken = _read(CASES / "refuse" / "map_chosen_at_run_time" / "before.py")
-    assert "--use-runtime" in migrate_code(taken).diagnostics[0].message
+    assert "--use-runtime" in migrate_code(taken).diagnostics[0].sentence
     for case in ("receiver_not_provably_a_graph", "registration_after_its_use_in_one_scope"):
         for d in migrate_code(_read(CASES / "refuse" / case / "before.py")).diagnostics:
             assert "--use-runtime" not in d.text, case
     (d,) = migrate_code(_read(CASES / "refuse" / "gradient_reads_node_def" / "before.py"), use_runtime=True).diagnostics
-    assert "(--use-runtime does not take it)" in d.message
+    assert "--use-runtime does not take it" in d.hints
     assert "--use-runtime does not take it: gradient function `_named_flip` reads `op.node_def`" in d.text
 
 
@@ -158,7 +158,7 @@ def test_use_runtime_leaves_identity_maps_around_unseen_code_refused():
     """TF1 made Identity ops of its own (a ref variable's read, `w/read`) where TF2 makes none: an
     Identity map around code the tool cannot see is not moved onto the runtime map, and says why."""
     (d,) = migrate_code(_read(CASES / "refuse" / "opaque_call_in_block" / "before.py"), use_runtime=True).diagnostics
-    assert d.code == "GRL101" and "`w/read`" in d.text and "--use-runtime does not take it" in d.message
+    assert d.code == "GRL101" and "`w/read`" in d.text and "--use-runtime does not take it" in d.hints
     # refused first for another reason (a target held in a parameter): the block is looked at all the same
     chosen = ("import tensorflow as tf\n\n\ndef encode_reversed(x, encoder, gradient):\n"
               "    with tf.get_default_graph().gradient_override_map({'Identity': gradient}):\n"
@@ -293,7 +293,7 @@ def test_grl102_offers_the_private_helper_hint_only_where_it_would_be_enough():
                     "    with g.gradient_override_map({'Relu': name}):\n        return tf.nn.relu(x)\n")
     (d,) = [d for d in migrate_code(model_wide).diagnostics if d.code == "GRL102"]
     assert "module-private" not in d.text and "`VGG16`" in d.text
-    assert "(--use-runtime migrates it)" in d.message
+    assert "--use-runtime migrates it" in d.hints
     (d,) = [d for d in migrate_code(local).diagnostics if d.code == "GRL102"]
     assert "a module-private `_guided` called only with literals here would be migrated" in d.text
 
@@ -330,7 +330,7 @@ def test_every_diagnostic_that_says_use_runtime_migrates_it_is_migrated_by_it():
     sources += [example for idiom in all_idioms() for example in idiom.examples.values()]
     promised = 0
     for source in sources:
-        sites = [(d.line, d.col) for d in migrate_code(source).diagnostics if "--use-runtime migrates it" in d.message]
+        sites = [(d.line, d.col) for d in migrate_code(source).diagnostics if "--use-runtime migrates it" in d.hints]
         if not sites:
             continue
         refused = {(d.line, d.col) for d in migrate_code(source, use_runtime=True).diagnostics if d.is_refusal}

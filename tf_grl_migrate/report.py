@@ -21,6 +21,7 @@ class _Fields(NamedTuple):
     message: str  # one sentence: what is wrong here and the one thing to do
     cell: int | None = None  # notebook cell index (1-based), if any
     details: str | None = None  # the rest: why, the recipe, the runtime option (JSON; --explain says more)
+    hints: tuple[str, ...] = ()  # short clauses shown after the message, each in parentheses: what else would work
 
 
 class Diagnostic(_Fields):
@@ -31,25 +32,30 @@ class Diagnostic(_Fields):
     __slots__ = ()
 
     def __new__(cls, line: int, col: int, code: str, message: str, cell: int | None = None,
-                details: str | None = None) -> Diagnostic:
+                details: str | None = None, hints: tuple[str, ...] = ()) -> Diagnostic:
         if code not in CODES:
             raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there "
                              "(with its row in docs/idioms.md)")
         if "\n" in message:
             message, _, more = message.partition("\n")
             details = f"{more.strip()} {details}".strip() if details else more.strip()
-        return super().__new__(cls, line, col, code, message, cell, details or None)
+        return super().__new__(cls, line, col, code, message, cell, details or None, tuple(hints))
 
     @classmethod
     def at(cls, position: tuple[int, int], code: str, message: str, cell: int | None = None,
-           details: str | None = None) -> Diagnostic:
+           details: str | None = None, hints: tuple[str, ...] = ()) -> Diagnostic:
         """The diagnostic at ``position``, (line, column)."""
-        return cls(position[0], position[1], code, message, cell, details)
+        return cls(position[0], position[1], code, message, cell, details, hints)
+
+    @property
+    def sentence(self) -> str:
+        """What the one line says: the message, then each hint in parentheses."""
+        return self.message + "".join(f" ({hint})" for hint in self.hints)
 
     @property
     def text(self) -> str:
-        """The message and its details, as one text."""
-        return f"{self.message} {self.details}" if self.details else self.message
+        """The message, its hints and its details, as one text."""
+        return f"{self.sentence} {self.details}" if self.details else self.sentence
 
     @property
     def severity(self) -> str:
@@ -73,27 +79,17 @@ class Diagnostic(_Fields):
 
     def format(self, path: str) -> str:
         where = f"{path}:cell {self.cell}:" if self.cell is not None else f"{path}:"
-        return f"{where}{self.line}:{self.col}: {self.code} {self.message}"
+        return f"{where}{self.line}:{self.col}: {self.code} {self.sentence}"
 
     def to_json(self) -> dict:
         data = self._asdict()
+        data["hints"] = list(self.hints)
         data["severity"] = self.severity
         if self.cell is None:
             del data["cell"]
         return data
 
 
-
-
-def compose(*parts: str) -> str:
-    """Messages written as ``"sentence\ndetails"`` joined into one: the sentences, then the details."""
-    heads, tails = [], []
-    for part in parts:
-        head, _, tail = part.partition("\n")
-        heads.append(head)
-        if tail.strip():
-            tails.append(tail.strip())
-    return "".join(heads) + ("\n" + " ".join(tails) if tails else "")
 
 
 class FileReport:

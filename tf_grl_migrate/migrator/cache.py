@@ -8,7 +8,7 @@ import sys
 
 from ..report import Diagnostic
 
-FORMAT = 1
+FORMAT = 2  # 2: each diagnostic carries its hints
 
 
 def default_dir() -> str:
@@ -99,8 +99,8 @@ class Cache:
             if data["format"] != FORMAT or data["key"] != key:
                 return None
             diagnostics = [Diagnostic(int(line), int(col), str(code), str(message), None,
-                                      None if details is None else str(details))
-                           for line, col, code, message, details in data["diagnostics"]]
+                                      None if details is None else str(details), tuple(map(str, hints)))
+                           for line, col, code, message, details, hints in data["diagnostics"]]
             new_text = data["code"]
             if new_text is not None and not isinstance(new_text, str):
                 return None
@@ -167,7 +167,7 @@ class Cache:
             "format": FORMAT,
             "key": key,
             "code": None if new_text == text else new_text,
-            "diagnostics": [[d.line, d.col, d.code, d.message, d.details] for d in diagnostics],
+            "diagnostics": [[d.line, d.col, d.code, d.message, d.details, list(d.hints)] for d in diagnostics],
         }
         path = self._path(key)
         try:

@@ -442,7 +442,7 @@ class Run:
                         "GRL110",
                         f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
                         f"is kept as it is: {why.text()} (in {os.path.basename(origin)})",
-                        says_runtime=why.says_runtime,
+                        why.hints, says_runtime=why.says_runtime,
                     )
                 externals.setdefault(path, {})[spelling] = External(
                     spelling, value, access, import_from, function, reg_path, refusal)
@@ -452,7 +452,8 @@ class Run:
                 entry["used_in"].add(path)
                 if refusal and not entry["refusal"]:
                     entry["refusal"] = Refusal("GRL110", f"its use in {os.path.basename(path)} is not migrated "
-                                                         f"({refusal.text()})", says_runtime=refusal.says_runtime)
+                                                         f"({refusal.text()})", refusal.hints,
+                                               says_runtime=refusal.says_runtime)
                     entry["origin"] = path
         out: dict[str, Links] = {}
         for path in self.users:
@@ -472,7 +473,8 @@ class Run:
                         if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
                             externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal(
                                 "GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                          f"is kept as it is: {refusal.text()}", says_runtime=refusal.says_runtime))
+                                          f"is kept as it is: {refusal.text()}", refusal.hints,
+                                says_runtime=refusal.says_runtime))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())
             out[path] = dataclasses.replace(links, externals=tuple(by_spelling[s] for s in sorted(by_spelling)))

@@ -346,10 +346,7 @@ def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, 
     new_glued, inner = migrate_text(path, glued, use_runtime, cache, compute)
     for d in inner.diagnostics:
         cell, line = notebooks.cell_of_line(glued, indices, d.line)
-        magic = f"`{notebooks.MAGIC}`"
-        message = d.message.replace(magic, "an IPython magic")
-        details = d.details.replace(magic, "an IPython magic") if d.details else None
-        report.diagnostics.append(Diagnostic(line, d.col, d.code, message, cell=cell, details=details))
+        report.diagnostics.append(d._replace(line=line, cell=cell))
     if not inner.changed or inner.failed:
         return report
     try:

@@ -15,7 +15,7 @@ from ..knowledge import ops
 from .nodes import code_of
 from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch, string_value
-from .verdicts import Hint, Refusal, place
+from .verdicts import Hint, Refusal
 
 
 class Reason(NamedTuple):
@@ -172,9 +172,9 @@ def parameter_values(facts, param: cst.Param):
     private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
                                                     and fdef.name.value.startswith("_"))
     if not private:  # the helper hint: a block that also hands control to unseen code replaces it
-        return Reason("its callers decide which gradient TF1 used, and callers outside this file may pass any name"
-                      + place("helper"), (Hint("helper", f" (a module-private `_{fdef.name.value}` called only "
-                                                         "with literals here would be migrated)"),))
+        return Reason("its callers decide which gradient TF1 used, and callers outside this file may pass any name",
+                      (Hint("helper", f"a module-private `_{fdef.name.value}` called only with literals here would "
+                                      "be migrated"),))
     if param in params.params:
         position = list(params.params).index(param)
     elif param in params.kwonly_params:

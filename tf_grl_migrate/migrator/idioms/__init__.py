@@ -36,6 +36,7 @@ import importlib
 import sys
 from typing import Callable, NamedTuple
 
+from ..verdicts import Hint
 from .base import Idiom
 
 # Per hook, the idioms whose rules run, in this order. The registrations are gathered before the
@@ -120,17 +121,18 @@ def runtime_rules() -> tuple:
                  for idiom in _RUNTIME)
 
 
-def runtime_hint(facts, call, site) -> str:
-    """What a refusal adds about ``--use-runtime``: without it, that a runtime rule would take the
-    block; under it, why none did; nothing where neither applies."""
+def runtime_hint(facts, call, site) -> tuple[Hint, ...]:
+    """What a refusal adds about ``--use-runtime`` (a hint, or none): without it, that a runtime
+    rule would take the block; under it, why none did; nothing where neither applies."""
     found = runtime_rules()
     if facts.use_runtime:
         why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
-        return f" (--use-runtime does not take it)\n--use-runtime does not take it: {why}." if why else ""
+        return (Hint("runtime", "--use-runtime does not take it", f"--use-runtime does not take it: {why}."),) \
+            if why else ()
     if site is not None and site.refusal.says_runtime:
-        return ""
+        return ()
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
     if not hint:
-        return ""
+        return ()
     head, _, tail = hint.partition("\n")
-    return f" ({head})" + (f"\n{tail}" if tail else "")
+    return (Hint("runtime", head, tail.strip()),)

@@ -366,7 +366,7 @@ def finish(facts) -> list[Diagnostic]:
     for site in facts.own("defun"):
         where = facts.pos(site.anchor or site.call)
         if site.refusal is not None:
-            said.append(Diagnostic.at(where, site.refusal.code, site.refusal.text()))
+            said.append(site.refusal.diagnostic(where))
         elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
             said.append(Diagnostic.at(where, "GRL205", (
                 f"note: `{_name(site)}` is a Defun with no gradient of its own, kept: drop the decorator, or write "

@@ -9,9 +9,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ...knowledge import ops
-from ...report import Diagnostic, compose
+from ...report import Diagnostic
 from .. import precheck, targets
-from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling
+from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted
 from ..scopes import ClassScope
 from ..sites import Registration, Site, regs_of, string_value
 from ..traversal import QuickVisitor
@@ -371,10 +371,9 @@ def _call_sites(facts, site, scan, mapped: set[str], by_hand: str) -> Refusal | 
             if makes_none_of(facts, inner, names, mapped):
                 continue
             inner, names = builder_call(facts, scan.calls[index:], mapped)
-            return Refusal("GRL101", compose(f"the block calls `{code_of(inner.func)}`, which ",
-                                             ops.describe_call(names, mapped),
-                                             f": wrap them with @tf.custom_gradient\nTF2 ignores "
-                                             f"gradient_override_map. {by_hand}"))
+            which, _, why = ops.describe_call(names, mapped).partition("\n")
+            return Refusal("GRL101", f"the block calls {quoted(inner.func)}, which {which}: wrap them with "
+                                     f"@tf.custom_gradient\n{why} TF2 ignores gradient_override_map. {by_hand}")
         if op.name not in mapped:
             continue
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
@@ -423,14 +422,12 @@ def finish(facts) -> list[Diagnostic]:
     moved = facts.moved
     for call in facts.loose_calls:
         if call not in moved:
-            said.append(Diagnostic.at(facts.pos(call), "GRL111",
-                                      compose(OUTSIDE_WITH, runtime_hint(facts, call, None))))
+            said.append(Refusal("GRL111", OUTSIDE_WITH).diagnostic(facts.pos(call), *runtime_hint(facts, call, None)))
     for site in facts.sites:
         if site.item.item in moved:
             continue
         if site.refusal:
-            said.append(Diagnostic.at(facts.pos(site.with_node), site.refusal.code,
-                                   compose(site.refusal.text(), runtime_hint(facts, site.item.item, site))))
+            said.append(site.refusal.diagnostic(facts.pos(site.with_node), *runtime_hint(facts, site.item.item, site)))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
@@ -453,7 +450,7 @@ def helper_hint_checked(facts, refusal, site, mapping):
     shown = unseen_code(facts, site, mapping)
     if shown is None:
         return refusal
-    return refusal.with_hint("helper", f" (and the block also hands control to `{shown}`, code the tool cannot see)")
+    return refusal.with_hint("helper", f"the block also hands control to {shown}, code the tool cannot see")
 
 
 def unseen_code(facts, site, mapping) -> str | None:
@@ -465,11 +462,11 @@ def unseen_code(facts, site, mapping) -> str | None:
             and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
     scan = body_scan(facts, site)
     if scan.opaque:
-        return scan.opaque[0][1]
+        return f"`{scan.opaque[0][1]}`"
     if scan.nested:
         return "a nested definition"
     found = builder_call(facts, scan.calls, keys)
-    return code_of(found[0].func) if found is not None else None
+    return quoted(found[0].func) if found is not None else None
 
 
 def builder_call(facts, calls, mapped):

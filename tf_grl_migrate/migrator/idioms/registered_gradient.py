@@ -510,7 +510,7 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
     reg.export = export
     if export.refusal:
         return refusal or Refusal("GRL110", f"the gradient registered as {code_of(reg.name_expr)} is kept "
-                                            f"as it is: {export.refusal.text()}",
+                                            f"as it is: {export.refusal.text()}", export.refusal.hints,
                                   says_runtime=export.refusal.says_runtime)
     if reg.kind == "factory" or reg.rename:
         return refusal or Refusal("GRL106", f"`{reg.function.name.value}` is used from other modules "
