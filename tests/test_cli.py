@@ -247,8 +247,8 @@ def test_each_diagnostic_is_one_line_and_the_json_carries_its_details(tmp_path):
     [line] = [ln for ln in text.stderr.splitlines() if "GRL111" in ln]
     assert line.endswith("rewrite the affected ops with @tf.custom_gradient (--use-runtime migrates it)")
     [d] = json.loads(run(path, "--format", "json").stdout)["files"][0]["diagnostics"]
-    assert d["message"] == "gradient_override_map is entered outside a `with` statement: rewrite the affected ops with " \
-        "@tf.custom_gradient" and "TF2 ignores the map" in d["details"]
+    assert d["message"] == ("gradient_override_map is entered outside a `with` statement: rewrite the affected ops "
+                            "with @tf.custom_gradient") and "TF2 ignores the map" in d["details"]
     # the hint is a field of its own, which the line shows after the message
     assert d["hints"] == ["--use-runtime migrates it"]
     assert line.split("GRL111 ", 1)[1] == d["message"] + " (--use-runtime migrates it)"
