@@ -40,3 +40,21 @@ def test_a_code_outside_the_table_cannot_be_emitted():
     with pytest.raises(ValueError, match=r"not in tf_grl_migrate\.codes\.CODES"):
         Diagnostic(1, 1, "GRL199", "a code nobody put in the table")
     assert all(Diagnostic(1, 1, code, "m").code == code for code in CODES)
+
+
+def test_each_code_carries_its_explanation_and_the_docs_are_made_from_it():
+    """codes.py is the one source of each code's text: --explain prints the explanation, and the
+    tables in docs/ are generated from it (tools/generate_code_docs.py --check)."""
+    import subprocess
+    import sys
+
+    from tf_grl_migrate import api
+    from tf_grl_migrate.codes import TABLE
+
+    for code, entry in TABLE.items():
+        assert entry.explanation.endswith(".") and len(entry.explanation) > 60, code
+        explained = " ".join(api.explain(code).split())
+        assert " ".join(entry.explanation.split()) in explained, code
+    generator = ROOT / "tools" / "generate_code_docs.py"
+    done = subprocess.run([sys.executable, str(generator), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

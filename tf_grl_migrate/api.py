@@ -348,25 +348,29 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
 
 
 def explain(code: str) -> str:
-    """What ``tf-grl-migrate --explain CODE`` prints: the code's title, the idiom that owns it
-    (what that idiom is), and its example with what the tool says on it, message and details.
+    """What ``tf-grl-migrate --explain CODE`` prints: the code's title and explanation (both from
+    the table of codes), the idiom that owns it (what that idiom is), and its example with what the
+    tool says on it, message, hints and details.
     Raises KeyError for a code outside the table."""
+    import textwrap
+
     from .codes import TABLE
 
     entry = TABLE[code]
-    lines = [f"{code}: {entry.title}", f"kind: {entry.kind.meaning}"]
+    lines = [f"{code}: {entry.title}", f"kind: {entry.kind.meaning}", "",
+             *textwrap.wrap(entry.explanation, 100, break_on_hyphens=False)]
     from .migrator.codemod import migrate_code
     from .migrator.idioms import all_idioms
 
     owner = next((i for i in all_idioms() if code in i.codes), None)
     if owner is not None:
-        lines.append(f"idiom: {owner.name} ({owner.summary})")
+        lines += ["", f"idiom: {owner.name} ({owner.summary})"]
         example = owner.examples.get(code)
         if example:
             lines += ["", "example:", *(("    " + line).rstrip() for line in example.rstrip("\n").splitlines())]
             said = [d for d in migrate_code(example).diagnostics if d.code == code]
             for d in said[:1]:
-                lines += ["", f"the tool says (line {d.line}): {code} {d.message}"]
+                lines += ["", f"the tool says (line {d.line}): {code} {d.sentence}"]
                 if d.details:
                     lines += ["", "details:", d.details]
     lines += ["", "more: docs/idioms.md (the table of codes), docs/usage.md"]
