@@ -12,6 +12,7 @@ import libcst as cst
 from ..knowledge import ops
 from . import facts, idioms
 from .analysis import Planner
+from .imports import Imports
 from .nodes import (
     bound_name,
     code_of,
@@ -22,11 +23,9 @@ from .nodes import (
     load_names,
     name_keyword_code,
     parsed_expression,
-    parsed_statement,
     respelled_text,
     tight_equal,
 )
-from .safety import SafetyError
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
 from .traversal import NodeMap, Quick
@@ -34,17 +33,13 @@ from .traversal import NodeMap, Quick
 
 @dataclass
 class Plan:
+    imports: Imports  # every import the rewrite adds, joins or drops (imports.py)
     op_refs: dict = field(default_factory=dict)  # Subscript -> new name
     renames: dict = field(default_factory=dict)  # Attribute -> new dotted name (removed TF aliases)
     keywords: dict = field(default_factory=dict)  # Arg -> TF2 keyword (tf_upgrade_v2's keyword tables)
     calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
     runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
     removed_defs: set = field(default_factory=set)
-    new_imports: list = field(default_factory=list)  # import lines the rewrite needs
-    dead_imports: dict = field(default_factory=dict)  # Import/ImportFrom -> names it should no longer bind
-    added_imports: dict = field(
-        default_factory=dict
-    )  # ImportFrom -> names it should bind too (another module's functions)
     live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
     defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
     with_items: dict = field(default_factory=dict)  # With -> set of items to remove
@@ -58,11 +53,6 @@ class Plan:
     def remove(self, node) -> None:
         self.removed[id(node)] = node
 
-    def import_runtime(self) -> None:
-        """The rewrite calls ``tf_grl_migrate`` (a --use-runtime idiom): its import, once."""
-        if "import tf_grl_migrate" not in self.new_imports:
-            self.new_imports.append("import tf_grl_migrate")
-
     def machinery(self, parents) -> tuple[list, list[str]]:
         """For the safety net: ((source, enclosing def/class names, names bound again in its place)
         of each statement this plan removes or replaces on purpose, the source of each statement
@@ -71,7 +61,9 @@ class Plan:
                    for n in (*self.removed_stmts, *self.removed_defs)]
         removed += [(code_of(n), def_path(n, parents), _binds(new)) for n, new in self.replace_stmts.items()]
         removed += [(f"if {code_of(guard.test)}:\n    pass\n", (), ()) for guard in self.hoisted_ifs]  # the body stays
-        for node, names in self.dead_imports.items():
+        for node, names in self.imports.dropped.items():
+            if isinstance(node.names, cst.ImportStar):
+                continue  # binds no name of its own to drop
             removed += [
                 (code_of(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), (), ())
                 for alias in node.names
@@ -158,8 +150,8 @@ class Rewriter(Quick, cst.CSTTransformer):
         return self._drop_aliases(original, updated)
 
     def _drop_aliases(self, original, updated):
-        dead = self.plan.dead_imports.get(original)
-        added = self.plan.added_imports.get(original, [])
+        dead = self.plan.imports.dropped.get(original)
+        added = self.plan.imports.joined.get(original, [])
         if not (dead or added) or isinstance(updated.names, cst.ImportStar):
             return updated
         kept = [a for a in updated.names if bound_name(a) not in (dead or ())]
@@ -259,9 +251,10 @@ class Rewriter(Quick, cst.CSTTransformer):
 
     def leave_Module(self, original, updated):
         body = list(updated.body)
-        if self.plan.new_imports:
+        new = self.plan.imports.statements()
+        if new:
             at = _import_insertion_point(body, self.markers)
-            body[at:at] = [parsed_statement(line + "\n") for line in self.plan.new_imports]
+            body[at:at] = new
         if not any(id(s) in self.markers for s in body):
             return updated.with_changes(body=body)
         body, carried = self._fix_block(body)
@@ -281,8 +274,7 @@ def _path_to_edits(plan: Plan, parents: NodeMap) -> set:
         *plan.defs,
         *plan.with_items,
         *plan.before_with,
-        *plan.dead_imports,
-        *plan.added_imports,
+        *plan.imports.edited(),
         *plan.removed_stmts,
         *plan.replace_stmts,
         *plan.hoisted_ifs,
@@ -361,62 +353,18 @@ class Builder:
         self.facts = planner.facts
         self.conversions: dict[Registration, Conversion] = {}
         self.sites = sites
-        self.plan = Plan()
         self.taken = set(planner.module_names)
-        self._tf: str | None = None
-        self._modules: dict[str, str] = {}  # import_module's answers
+        self.plan = Plan(Imports(planner.module, self.taken))
         self.builtins: dict = {}
 
     @property
     def tf(self) -> str:
         """The module's name for TensorFlow (imported as ``tf`` only when a rewrite needs it)."""
-        if self._tf is None:
-            self._tf = self.tf_alias()
-        return self._tf
-
-    def tf_alias(self) -> str:
-        found = self._imported_as(lambda name: ops.canonical(name + ".") == "tensorflow.")  # tensorflow.compat.v1 too
-        if found is not None:
-            return found
-        fresh = fresh_name("tf", self.taken)  # `tf` may name something else in this module
-        self.plan.new_imports.append(f"import tensorflow as {fresh}")
-        return fresh
+        return self.plan.imports.tensorflow()
 
     def import_module(self, module: str) -> str:
-        """The name this module has for ``module`` at its top level (``import types``), imported
-        (once) under a fresh name where it has none."""
-        if module not in self._modules:
-            found = self._imported_as(lambda name: name == module)
-            if found is None:
-                found = fresh_name(module, self.taken)
-                self.plan.new_imports.append(f"import {module}" + (f" as {found}" if found != module else ""))
-            self._modules[module] = found
-        return self._modules[module]
-
-    def _imported_as(self, wanted) -> str | None:
-        """What a module-level ``import X`` (``as Y``) binds, for the first X with ``wanted(X)``."""
-        for stmt in self.p.module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Import):
-                        for alias in small.names:
-                            name = code_of(alias.name)
-                            if wanted(name):
-                                return bound_name(alias) if alias.asname else name
-        return None
-
-    def add_import(self, module: str, level: int, name: str) -> None:
-        """``name`` joins the module-level ``from <module> import ...`` of this module."""
-        for stmt in self.p.module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine) or not is_import_line(stmt):
-                continue
-            for small in stmt.body:
-                if (isinstance(small, cst.ImportFrom) and len(small.relative) == level
-                        and (code_of(small.module) if small.module is not None else "") == module
-                        and not isinstance(small.names, cst.ImportStar)):
-                    self.plan.added_imports.setdefault(small, []).append(name)
-                    return
-        raise SafetyError(f"no `from {'.' * level}{module} import` to add {name} to")
+        """The name this module has for ``module`` (imported where it has none)."""
+        return self.plan.imports.module(module)
 
     def spelled(self, func) -> str:
         """An op callable as the generated TF2 code must spell it: a TF1 name TF2 lacks
@@ -483,7 +431,7 @@ class Builder:
             return
         if isinstance(target, facts.External) and target.import_from:
             module, level = target.import_from
-            self.add_import(module, level, target.function)
+            self.plan.imports.join(module, level, target.function)
         for reg in regs_of(target):
             if reg not in calls_by_reg:  # an operator's op is made by the operator inside
                 conversion = self.conversion(reg)
@@ -555,13 +503,14 @@ class Builder:
         """Drop import names whose every use was removed, unless the rewrite itself uses them (the
         TensorFlow alias of @tf.custom_gradient). Decided here, from the original module's scope
         analysis, instead of running libcst's RemoveImportsVisitor (a second full analysis)."""
-        needed = {self._tf} | {e.access.split(".")[0] for e in self.p.externals.values() if "." in e.access}
+        needed = {self.plan.imports.spelled_tensorflow()}
+        needed |= {e.access.split(".")[0] for e in self.p.externals.values() if "." in e.access}
         for ref in candidates:
             if ref.name in needed or not all(self.is_dead(access.node) for access in ref.references):
                 continue
             if isinstance(ref.scope, GlobalScope) and self.p.handed_on(ref.name):
                 continue  # `from this_module import *` elsewhere may hand it on: consumers we cannot see
-            self.plan.dead_imports.setdefault(ref.node, set()).add(ref.name)
+            self.plan.imports.drop(ref.node, ref.name)
 
 
 def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:

@@ -177,7 +177,7 @@ def emit(builder, found: PyFuncSite) -> None:
     plan.removed_stmts.add(found.registration)
     plan.remove(found.registration)
     plan.live[id(found.grad)] = found.grad  # moves to the call
-    plan.import_runtime()
+    plan.imports.runtime()
     types = ", ".join(f'"{t}"' for t in found.types)
     types = f"({types},)" if len(found.types) == 1 else f"({types})"
 

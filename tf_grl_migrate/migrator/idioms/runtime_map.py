@@ -252,7 +252,7 @@ def emit(builder, call: cst.Call) -> None:
     builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
     if passed is not None:
         builder.plan.live[id(graph)] = graph  # passed on as graph=
-    builder.plan.import_runtime()
+    builder.plan.imports.runtime()
 
     def build(updated: cst.Call) -> cst.Call:
         args = with_keywords(updated.args, [("graph", receiver(updated))] if passed is not None else [])

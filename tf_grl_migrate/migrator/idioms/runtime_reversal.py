@@ -120,7 +120,7 @@ def emit(builder, reg, scale, calls):
     else:  # "call" form (a factory's scale is never visible outside it)
         builder.plan.removed_stmts.add(reg.stmt)
         builder.plan.remove(reg.stmt)
-    builder.plan.import_runtime()
+    builder.plan.imports.runtime()
 
     def to_flip(updated: cst.Call) -> cst.Call:
         arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
