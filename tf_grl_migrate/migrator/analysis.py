@@ -5,7 +5,9 @@ rules decide (idioms/__init__.py). No node is changed here."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from types import MappingProxyType
+from typing import Callable, TypeVar
 
 import libcst as cst
 
@@ -13,8 +15,9 @@ from ..knowledge import ops
 from ..report import Diagnostic
 from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
+from .idioms.contract import Facts
 from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
-from .scopes import Assignment, ImportAssignment
+from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
 
@@ -98,6 +101,9 @@ class Collector(QuickVisitor):
         self.names.add(node.value)
 
 
+T = TypeVar("T")
+
+
 class RuleFacts:
     """What the rules read of a module (idioms.contract.Facts): the planner's answers, and its
     records as tuples; a rule decides by what it returns, and only the planner writes."""
@@ -113,28 +119,78 @@ class RuleFacts:
         self.map_refs, self.private_refs, self.defs, self.exprs, self.nodes = (
             tuple(collector.map_refs), tuple(collector.private_refs), tuple(collector.defs),
             tuple(collector.exprs), tuple(collector.nodes))
-        self.attr_values = MappingProxyType(collector.attr_values)
-        for name in ("qn", "pos", "where", "referents", "simple_assign_value", "bound_value", "key",
-                     "function_def_for", "is_graph", "quiet", "handed_on"):
-            setattr(self, name, getattr(planner, name))
-        self.parent, self.scope = planner.parents.get, planner.scopes.get
-        self.external = planner.externals.get
+        self.attr_values: Mapping[str, list[cst.BaseExpression | None]] = MappingProxyType(collector.attr_values)
 
-    registrations = property(lambda self: tuple(self._planner.registrations))
-    sites = property(lambda self: tuple(self._planner.sites))
-    loose_calls = property(lambda self: tuple(self._planner.loose_calls))
-    moved = property(lambda self: frozenset(self._planner.moved))
+    @property
+    def registrations(self) -> tuple[Registration, ...]:
+        return tuple(self._planner.registrations)
 
-    def wrapper_calls(self) -> list:
+    @property
+    def sites(self) -> tuple[Site, ...]:
+        return tuple(self._planner.sites)
+
+    @property
+    def loose_calls(self) -> tuple[cst.Call, ...]:
+        return tuple(self._planner.loose_calls)
+
+    @property
+    def moved(self) -> frozenset[cst.Call]:
+        return frozenset(self._planner.moved)
+
+    # the planner's answers (each documented there)
+    def qn(self, node: cst.CSTNode, raw: bool = False) -> set[str]:
+        return self._planner.qn(node, raw)
+
+    def pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self._planner.pos(node)
+
+    def where(self, node: cst.CSTNode | None) -> int:
+        return self._planner.where(node)
+
+    def referents(self, name: cst.Name) -> list[BaseAssignment]:
+        return self._planner.referents(name)
+
+    def simple_assign_value(
+            self, assignment: BaseAssignment) -> tuple[cst.SimpleStatementLine, cst.BaseExpression] | None:
+        return self._planner.simple_assign_value(assignment)
+
+    def bound_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        return self._planner.bound_value(name)
+
+    def key(self, expr: cst.BaseExpression) -> tuple | None:
+        return self._planner.key(expr)
+
+    def function_def_for(self, name: cst.Name) -> cst.FunctionDef | None:
+        return self._planner.function_def_for(name)
+
+    def is_graph(self, receiver: cst.BaseExpression) -> bool:
+        return self._planner.is_graph(receiver)
+
+    def quiet(self, expr: cst.BaseExpression) -> bool:
+        return self._planner.quiet(expr)
+
+    def handed_on(self, name: str) -> bool:
+        return self._planner.handed_on(name)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._planner.parents.get(node)
+
+    def scope(self, node: cst.CSTNode) -> Scope | None:
+        return self._planner.scopes.get(node)
+
+    def external(self, spelling: str) -> facts.External | None:
+        return self._planner.externals.get(spelling)
+
+    def wrapper_calls(self) -> list[cst.Call]:
         return self._planner.collector.wrapper_calls()
 
     def own(self, idiom: str) -> tuple:
         """The records of ``idiom``'s own kind (``Gathered.own``)."""
         return tuple(self._planner.own.get(idiom, ()))
 
-    def is_map_call(self, node) -> bool:
-        """Whether ``node`` is a ``gradient_override_map(...)`` call (or a wrapper's)."""
-        return node in self._planner.map_call_set
+    def is_map_call(self, call: cst.CSTNode) -> bool:
+        """Whether ``call`` is a ``gradient_override_map(...)`` call (or a wrapper's)."""
+        return call in self._planner.map_call_set
 
     def spell(self, value: str, text: str) -> None:
         """Note how the source first wrote the literal ``value`` (a fact of the text, kept once)."""
@@ -143,7 +199,7 @@ class RuleFacts:
     def spelled(self, value: str) -> str:
         return self._planner.spelling[value]
 
-    def memo(self, key, compute):
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, once per key for the module (a rule's own derived facts)."""
         memos = self._planner.memos
         if key not in memos:
@@ -184,7 +240,7 @@ class Planner:
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
         self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
-        self.facts = RuleFacts(self)  # what the rules read
+        self.facts: Facts = RuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node, raw: bool = False) -> set[str]:
@@ -364,8 +420,8 @@ class Planner:
                 self.settle()
             self.taken[runtime.name] = taken
             self.moved.update(runtime.calls(taken))
-        for rule in idioms.rules("finish"):
-            self.diagnostics += rule(facts)
+        for finish in idioms.rules("finish"):
+            self.diagnostics += finish(facts)
         return [s for s in self.sites if not s.refusal]
 
     def accepted_own(self) -> dict[str, list]:

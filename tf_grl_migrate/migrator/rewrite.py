@@ -411,14 +411,14 @@ class Builder:
             else:
                 self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
         accepted = self.p.accepted_own()
-        for rule in idioms.rules("convert_own"):
-            rule(self, accepted.get(idioms.idiom_of(rule).name, []))
+        for convert_own in idioms.rules("convert_own"):
+            convert_own(self, accepted.get(idioms.idiom_of(convert_own).name, []))
         for runtime in idioms.runtime_rules():
             if runtime.name in self.p.taken:
                 runtime.emit_all(self, self.p.taken[runtime.name])
         self.remove_dead_code()
-        for rule in idioms.rules("edit_module"):
-            self.plan.notes.extend(rule(self))
+        for edit_module in idioms.rules("edit_module"):
+            self.plan.notes.extend(edit_module(self))
         return self.plan
 
     def _site_call(self, site, call, op, target, calls_by_reg: dict, chosen: list) -> None:

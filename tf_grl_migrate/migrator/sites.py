@@ -85,3 +85,8 @@ class Site:
     calls: list = field(default_factory=list)  # (Call, OpType)
     refusal: Refusal | None = None
     phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
+
+    @property
+    def map_call(self) -> cst.Call:
+        """The block's ``<receiver>.gradient_override_map(...)`` (a site is made only for one)."""
+        return cst.ensure_type(self.item.item, cst.Call)

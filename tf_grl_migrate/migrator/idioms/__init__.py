@@ -34,10 +34,27 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Literal, NamedTuple, overload
 
 from ..verdicts import Hint
 from .base import Idiom
+
+if TYPE_CHECKING:
+    from .contract import (
+        CallsRule,
+        CheckSiteRule,
+        ConvertCallRule,
+        ConvertOwnRule,
+        ConvertRegistrationRule,
+        EditModuleRule,
+        EmitAllRule,
+        FinishRule,
+        GatherRule,
+        HintRule,
+        RewriteModuleRule,
+        SettleRule,
+        TakeRule,
+    )
 
 # Per hook, the idioms whose rules run, in this order. The registrations are gathered before the
 # blocks that use them; the first refusal of a block stands; an exact reversal converts onto the
@@ -63,11 +80,11 @@ class RuntimeRule(NamedTuple):
     """One idiom's five ``--use-runtime`` rules (contract.RUNTIME_HOOKS)."""
 
     name: str
-    take: Callable
-    calls: Callable
-    emit_all: Callable
-    hint: Callable
-    why_not: Callable
+    take: TakeRule
+    calls: CallsRule
+    emit_all: EmitAllRule
+    hint: HintRule
+    why_not: HintRule
 
 
 def all_idioms() -> list[Idiom]:
@@ -99,8 +116,27 @@ def _registry() -> dict:
     return REGISTRY
 
 
+@overload
+def rules(hook: Literal["gather"]) -> tuple[GatherRule, ...]: ...
+@overload
+def rules(hook: Literal["check_site"]) -> tuple[CheckSiteRule, ...]: ...
+@overload
+def rules(hook: Literal["settle"]) -> tuple[SettleRule, ...]: ...
+@overload
+def rules(hook: Literal["finish"]) -> tuple[FinishRule, ...]: ...
+@overload
+def rules(hook: Literal["convert_call"]) -> tuple[ConvertCallRule, ...]: ...
+@overload
+def rules(hook: Literal["convert_registration"]) -> tuple[ConvertRegistrationRule, ...]: ...
+@overload
+def rules(hook: Literal["rewrite_module"]) -> tuple[RewriteModuleRule, ...]: ...
+@overload
+def rules(hook: Literal["edit_module"]) -> tuple[EditModuleRule, ...]: ...
+@overload
+def rules(hook: Literal["convert_own"]) -> tuple[ConvertOwnRule, ...]: ...
 def rules(hook: str) -> tuple:
-    """The rules declared for ``hook``, in ORDER."""
+    """The rules declared for ``hook``, in ORDER (typed by the hook: contract's rule types; the
+    runtime hooks' come together, as ``runtime_rules``)."""
     declared = _registry()[hook]
     return tuple(declared[idiom] for idiom in ORDER[hook])
 
@@ -111,7 +147,7 @@ def idiom_of(rule: Callable) -> Idiom:
 
 
 @functools.cache
-def runtime_rules() -> tuple:
+def runtime_rules() -> tuple[RuntimeRule, ...]:
     """The ``--use-runtime`` takeovers of blocks the inline rewrite refuses, in ORDER: ``take``
     after the planner settled (contract.Taken), ``calls`` (the map calls moved), ``emit_all``; and
     for a refused block ``hint`` (without ``--use-runtime``: that it would take it) and ``why_not``

@@ -4,11 +4,17 @@ builder and the same instance."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_statement, star_exports
 from .base import Idiom, source
 from .contract import rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Plan
+
 
 IDIOM = Idiom(
     name="dann_reexport",
@@ -43,7 +49,7 @@ IDIOM = Idiom(
 
 
 @rule("rewrite_module")
-def rewrite_module(module: cst.Module, plan):
+def rewrite_module(module: cst.Module, plan: Plan) -> cst.Module | None:
     """--use-runtime: a module whose only job is the DANN builder becomes a re-export of the shim's
     builder class and a module-level instance of it, as the legacy module had.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -16,6 +17,11 @@ from ..scopes import GlobalScope
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import Gathered, rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from .contract import Facts
+
 
 _GRAD = '''
     def _grad(op, dy):
@@ -121,14 +127,13 @@ def _refuse(why: str, fix: str = "write its @tf.custom_gradient by hand") -> Ref
 
 
 @rule("gather")
-def gather(facts) -> Gathered:
+def gather(facts: Facts) -> Gathered:
     """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
     found = Gathered()
     sites = []
     for node in facts.nodes:
-        named = (node.attr.value if isinstance(node, cst.Attribute)
-                 else node.value if isinstance(node, cst.Name) else None)
-        if named != "Defun" or _in_import(facts, node):
+        if not ((isinstance(node, cst.Attribute) and node.attr.value == "Defun")
+                or (isinstance(node, cst.Name) and node.value == "Defun")) or _in_import(facts, node):
             continue
         parent = facts.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -359,11 +364,12 @@ def _imported(facts, value) -> bool:
 
 
 @rule("finish")
-def finish(facts) -> list[Diagnostic]:
+def finish(facts: Facts) -> list[Diagnostic]:
     """Each refused Defun's diagnostic; a note for each Defun without a gradient (TF2 runs it
     rightly only in a tf.compat.v1 graph) and for what a migrated one dropped."""
     said = []
     for site in facts.own("defun"):
+        assert isinstance(site, DefunSite)  # the records this idiom gathered
         where = facts.pos(site.anchor or site.call)
         if site.refusal is not None:
             said.append(site.refusal.diagnostic(where))
@@ -384,7 +390,7 @@ def finish(facts) -> list[Diagnostic]:
 
 # -- convert ------------------------------------------------------------------------------------
 @rule("convert_own")
-def convert_own(builder, records) -> None:
+def convert_own(builder: Builder, records: list[Any]) -> None:
     """Each migrated Defun (its grad_func's Defun loses its decorator too)."""
     for site in records:
         if site.gradient_of is not None:

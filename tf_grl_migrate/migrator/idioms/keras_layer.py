@@ -15,6 +15,8 @@ touched. The Keras names come from the generated ``_keras_names.txt`` (``ops.ker
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ...knowledge import ops
@@ -23,6 +25,10 @@ from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_ex
 from ..traversal import QuickVisitor
 from .base import Idiom, source
 from .contract import rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+
 
 IDIOM = Idiom(
     name="keras_layer",
@@ -80,7 +86,7 @@ MAKES_WEIGHTS = {"add_weight", "add_variable", "trainable_weights", "non_trainab
 
 
 @rule("edit_module")
-def edit_module(builder) -> list[Diagnostic]:
+def edit_module(builder: Builder) -> list[Diagnostic]:
     """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
     statements); the notes for what it cannot."""
     facts = builder.facts

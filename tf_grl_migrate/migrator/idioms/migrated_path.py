@@ -10,13 +10,19 @@ has in no form (``tf.contrib``) gets a GRL204 note: that line needs a hand."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ...report import Diagnostic
-from ..nodes import attributes_in, code_of
+from ..nodes import attributes_in, code_of, receiver
 from .base import Idiom, source
 from .contract import rule
 from .registered_gradient import tf2_name
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+
 
 IDIOM = Idiom(
     name="migrated_path",
@@ -56,7 +62,7 @@ IDIOM = Idiom(
 
 
 @rule("edit_module")
-def edit_module(builder) -> list[Diagnostic]:
+def edit_module(builder: Builder) -> list[Diagnostic]:
     """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
     has in no form."""
     facts = builder.facts
@@ -69,7 +75,7 @@ def edit_module(builder) -> list[Diagnostic]:
                 regions.setdefault(id(node), node)
     for call in facts.moved:
         regions.setdefault(id(call), _enclosing(facts, call))
-        for value in _receiver_values(facts, call.func.value):
+        for value in _receiver_values(facts, receiver(call)):
             regions.setdefault(id(value), value)
     notes, seen = [], set()
     for region in regions.values():

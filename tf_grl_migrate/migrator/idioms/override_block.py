@@ -6,12 +6,14 @@ every block) and its messages are here."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ...knowledge import ops
 from ...report import Diagnostic
 from .. import precheck, targets
-from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted
+from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted, receiver
 from ..scopes import ClassScope
 from ..sites import Registration, Site, regs_of, string_value
 from ..traversal import QuickVisitor
@@ -19,6 +21,10 @@ from ..verdicts import Refusal
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
 from .contract import Gathered, rule
+
+if TYPE_CHECKING:
+    from .contract import Facts
+
 
 IDIOM = Idiom(
     name="override_block",
@@ -171,7 +177,7 @@ def phantom_keys(keys: str, hint: str) -> str:
 
 
 @rule("gather")
-def gather(facts) -> Gathered:
+def gather(facts: Facts) -> Gathered:
     """After the registrations: every ``with`` block entering a graph's map (a Site, checked by
     check_site), and a GRL111 or GRL113 for a map entered otherwise: by a wrapper named like it,
     outside ``with`` (kept for the runtime rules, reported at ``finish``), taken as a value, or
@@ -247,7 +253,7 @@ def statement_code(facts, node) -> str:
 
 
 @rule("check_site")
-def check_site(facts, site) -> Refusal | None:
+def check_site(facts: Facts, site: Site) -> Refusal | None:
     """A block's Refusal, or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
@@ -255,14 +261,14 @@ def check_site(facts, site) -> Refusal | None:
     operator the rewrite can wrap; every registration it uses is visible at the block and defined
     before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes: each check
     below, in this order, either passes or is the block's refusal."""
-    call = site.item.item
+    call = site.map_call
     mapping = _literal_map(facts, site, call)
     if isinstance(mapping, Refusal):
         return mapping
     mapped = _entries(facts, site, mapping)
     if isinstance(mapped, Refusal):
         return mapped
-    if not facts.is_graph(call.func.value):
+    if not facts.is_graph(receiver(call)):
         return Refusal("GRL113", not_a_graph(code_of(call.func)))
     scan = body_scan(facts, site)
     by_hand = recipe(code_of(mapping))
@@ -414,7 +420,7 @@ def _registrations_in_reach(facts, site) -> Refusal | None:
 
 
 @rule("finish")
-def finish(facts) -> list[Diagnostic]:
+def finish(facts: Facts) -> list[Diagnostic]:
     """Once every block is decided and the runtime rules took theirs: each refused block's
     diagnostic (with what ``--use-runtime`` would do), a GRL111 for each map entered outside
     ``with``, a GRL203 note for keys that are no op type."""

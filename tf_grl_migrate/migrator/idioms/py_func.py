@@ -19,6 +19,7 @@ then (after ``y = ``) only statements that make no op (``y[0].set_shape(x.get_sh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -28,6 +29,11 @@ from ..sites import Site, string_value
 from . import override_block
 from .base import Idiom, source
 from .contract import Taken, rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from .contract import Facts
+
 
 IDIOM = Idiom(
     name="py_func",
@@ -65,28 +71,28 @@ class PyFuncSite:
 
 
 @rule("take")
-def take(facts) -> Taken:
+def take(facts: Facts) -> Taken:
     return Taken([found for site in facts.sites if site.refusal and (found := match(facts, site)) is not None])
 
 
 @rule("calls")
-def calls(taken: Taken) -> list:
+def calls(taken: Taken) -> list[cst.Call]:
     return [found.site.item.item for found in taken.taken]
 
 
 @rule("emit_all")
-def emit_all(builder, taken: Taken) -> None:
+def emit_all(builder: Builder, taken: Taken) -> None:
     for found in taken.taken:
         emit(builder, found)
 
 
 @rule("hint")
-def hint(facts, call, site) -> str | None:
+def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
     return HINT if site is not None and match(facts, site) is not None else None
 
 
 @rule("why_not")
-def why_not(facts, call, site) -> None:
+def why_not(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
     return None  # a block that is not the recipe is the runtime map's to take or explain
 
 

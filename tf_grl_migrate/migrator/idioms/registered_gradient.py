@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -32,6 +32,11 @@ from ..sites import Dispatch, Registration, is_string_literal, regs_of
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import Gathered, Settled, rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from .contract import Facts
+
 
 _BLOCK = '''
     def f(x):
@@ -139,7 +144,7 @@ IDIOM = Idiom(
 
 # -- decide: gather the registrations, check each, and what their uses ask -------------------------
 @rule("gather")
-def gather(facts) -> Gathered:
+def gather(facts: Facts) -> Gathered:
     """Every registration of the module, each checked alone, and what other modules of the run
     ask of those they use."""
     found = Gathered()
@@ -153,7 +158,7 @@ def gather(facts) -> Gathered:
 
 
 @rule("settle")
-def settle(facts) -> Settled:
+def settle(facts: Facts) -> Settled:
     """Run until nothing changes: what the uses of each registration ask of it (check_uses); one
     module's blocks using a gradient registered elsewhere stand or fall together (GRL110); a
     name's choices are called alike, so one maker among them makes them all makers."""
@@ -521,7 +526,7 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
 
 
 @rule("finish")
-def finish(facts) -> list[Diagnostic]:
+def finish(facts: Facts) -> list[Diagnostic]:
     """Once the blocks are decided: a registration no block of this module (or, in a run over a
     tree, of the modules linked to it) uses is kept as it is: other modules may use it. Said
     once, as a note."""
@@ -534,8 +539,8 @@ def finish(facts) -> list[Diagnostic]:
         if any(reg in regs_of(t) for s in facts.sites for _, t in s.entries) or any(
                 spelled in code_of(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
-        anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef
-        said.append(Diagnostic.at(facts.pos(anchor), "GRL202", (
+        anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef or reg.function
+        said.append(Diagnostic.at(facts.pos(anchor or reg.function), "GRL202", (
             f"note: the gradient registered as {spelled} is used by no block of this file and is kept; run the "
             "tool on the modules that use it together\nIf other modules use it, running them with this one "
             "migrates both ends.")))
@@ -544,7 +549,7 @@ def finish(facts) -> list[Diagnostic]:
 
 # -- emit -------------------------------------------------------------------------------------------
 @rule("convert_registration")
-def convert_registration(builder, reg, calls) -> bool:
+def convert_registration(builder: Builder, reg: Registration, calls: list[cst.Call]) -> bool:
     """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
     name = builder.called_as(reg)
     emit(builder, reg)

@@ -10,6 +10,8 @@ Why it is built so: docs/design.md, "migrator/idioms/runtime_map.py"."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ...knowledge import ops
@@ -20,6 +22,12 @@ from ..verdicts import Refusal
 from . import override_block, registered_gradient
 from .base import Idiom, source
 from .contract import Taken, rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from ..sites import Site
+    from .contract import Facts
+
 
 IDIOM = Idiom(
     name="runtime_map",
@@ -55,14 +63,14 @@ ALL = "all"  # a block whose targets are not known: every registration of the mo
 
 
 @rule("take")
-def take(facts) -> Taken:
+def take(facts: Facts) -> Taken:
     """The map calls (``with`` items, and calls entered by hand) that move onto the runtime map,
     and the registrations they may name, kept (refused for the inline rewrite with KEPT, whose
     other blocks using them then move too: the planner settles and asks again)."""
     moved = facts.moved  # by the rules before this one
     chosen: dict = {}
     for site in facts.sites:
-        call = site.item.item
+        call = site.map_call
         if site.refusal and call not in moved and eligible(facts, call, site) is None:
             chosen[call] = targets(facts, call)
     for call in facts.loose_calls:
@@ -73,12 +81,12 @@ def take(facts) -> Taken:
 
 
 @rule("calls")
-def calls(taken: Taken) -> list:
+def calls(taken: Taken) -> list[cst.Call]:
     return taken.taken
 
 
 @rule("emit_all")
-def emit_all(builder, taken: Taken) -> None:
+def emit_all(builder: Builder, taken: Taken) -> None:
     for call in taken.taken:
         emit(builder, call)
     for reg in taken.kept:
@@ -86,16 +94,16 @@ def emit_all(builder, taken: Taken) -> None:
 
 
 @rule("hint")
-def hint(facts, call, site) -> str | None:
-    return override_block.RUNTIME_HINT if eligible(facts, call, site) is None else None
+def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
+    return override_block.RUNTIME_HINT if eligible(facts, cst.ensure_type(call, cst.Call), site) is None else None
 
 
 @rule("why_not")
-def why_not(facts, call, site) -> str | None:
+def why_not(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
     """Why a refused block (whose refusal is the inline rewrite's own) stays refused."""
     if site is not None and not (site.refusal and site.refusal.code in _INLINE_ONLY):
         return None
-    return eligible(facts, call, site)
+    return eligible(facts, cst.ensure_type(call, cst.Call), site)
 
 
 def eligible(facts, call: cst.Call, site) -> str | None:

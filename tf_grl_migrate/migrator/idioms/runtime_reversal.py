@@ -4,6 +4,8 @@ Anything else keeps the inline custom gradient (registered_gradient): never a re
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ...knowledge import ops
@@ -11,6 +13,11 @@ from ..nodes import enclosing_scopes, is_docstring, load_names, mentions_in, par
 from . import registered_gradient
 from .base import Idiom, source
 from .contract import rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from ..sites import Registration
+
 
 IDIOM = Idiom(
     name="runtime_reversal",
@@ -103,7 +110,7 @@ def visible_at_sites(builder, expr, calls) -> bool:
 
 
 @rule("convert_registration")
-def convert_registration(builder, reg, calls) -> bool:
+def convert_registration(builder: Builder, reg: Registration, calls: list[cst.Call]) -> bool:
     """Under ``--use-runtime``, an exact reversal's calls become ``tf_grl_migrate.flip_gradient``."""
     found = scale(builder, reg, calls) if builder.use_runtime and not reg.maker else None
     if found is None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -13,6 +14,12 @@ from ..nodes import code_of, fresh_name, input_names, load_names, name_keyword_c
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import rule
+
+if TYPE_CHECKING:
+    from ..rewrite import Builder
+    from ..sites import Site
+    from .contract import Target
+
 
 IDIOM = Idiom(
     name="straight_through",
@@ -56,7 +63,8 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
 
 
 @rule("convert_call")
-def convert_call(builder, site, call, op: ops.OpType, target) -> str | None:
+def convert_call(
+        builder: Builder, site: Site, call: cst.BaseExpression, op: ops.OpType, target: Target) -> str | None:
     """A call whose target is a gradient TensorFlow provides: the generated function's name."""
     return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
 
