@@ -9,7 +9,6 @@ import functools
 import libcst as cst
 
 from . import precheck
-from .notebooks import MAGIC
 from .scopes import ClassScope
 from .traversal import QuickVisitor
 
@@ -20,9 +19,9 @@ def code_of(node: cst.CSTNode) -> str:
 
 def quoted(node: cst.CSTNode) -> str:
     """``node``'s code as a message names it: in backticks; a notebook's magic line (which the
-    notebook layer hands in as a call of ``notebooks.MAGIC``) as what it is."""
+    notebook layer hands in as a call of ``precheck.MAGIC``) as what it is."""
     code = code_of(node)
-    return "an IPython magic" if code == MAGIC else f"`{code}`"
+    return "an IPython magic" if code == precheck.MAGIC else f"`{code}`"
 
 
 @functools.lru_cache(maxsize=1024)

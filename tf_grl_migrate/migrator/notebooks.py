@@ -8,11 +8,10 @@ import json
 import re
 
 from ..report import Diagnostic
-from .precheck import may_hold_override
+from .precheck import MAGIC, may_hold_override
 
 BOUNDARY = "__tf_grl_migrate_cell_boundary__"
 _BOUNDARY_LINE = re.compile(rf"^{BOUNDARY}\((\d+)\)\n", re.MULTILINE)
-MAGIC = "__tf_grl_migrate_magic__"
 # a line magic, a shell escape (also assigned: `files = !ls`), or help on a plain name (`obj?`, `?obj`)
 _LINE_MAGIC = re.compile(r"^([ \t]*)((?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?)(?:[%!].*|\?+[\w.]+|[\w.]+\?+)[ \t]*$")
 _PLACEHOLDER = re.compile(rf"^([ \t]*)((?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?){MAGIC}\((\d+)\)$")

@@ -12,6 +12,8 @@ MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
 DEFUN = "Defun"  # tensorflow.python.framework.function.Defun: TF1's other gradient override
 RUNTIME = "tf_grl_migrate"  # `tf_grl_migrate.gradient_override_map(...)`: already migrated (--use-runtime)
+# the call a notebook's magic line is glued in as (notebooks.py), which messages name as a magic (nodes.quoted)
+MAGIC = "__tf_grl_migrate_magic__"
 
 
 def is_runtime_map(receiver_name: str | None) -> bool:

@@ -5,7 +5,7 @@ dead-code and import edits (libcst only here and in the idioms)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -16,7 +16,6 @@ from .imports import Imports
 from .nodes import (
     bound_name,
     code_of,
-    def_path,
     fresh_name,
     is_docstring,
     is_import_line,
@@ -26,56 +25,10 @@ from .nodes import (
     respelled_text,
     tight_equal,
 )
+from .plan import Conversion, Plan
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
 from .traversal import NodeMap, Quick
-
-
-@dataclass
-class Plan:
-    imports: Imports  # every import the rewrite adds, joins or drops (imports.py)
-    op_refs: dict = field(default_factory=dict)  # Subscript -> new name
-    renames: dict = field(default_factory=dict)  # Attribute -> new dotted name (removed TF aliases)
-    keywords: dict = field(default_factory=dict)  # Arg -> TF2 keyword (tf_upgrade_v2's keyword tables)
-    calls: dict = field(default_factory=dict)  # Call -> builder(updated) -> new call
-    runtime_calls: dict = field(default_factory=dict)  # Call -> scale expression (--use-runtime)
-    removed_defs: set = field(default_factory=set)
-    live: dict = field(default_factory=dict)  # id -> node reused elsewhere although its parent is removed
-    defs: dict = field(default_factory=dict)  # FunctionDef -> builder(updated) -> new def
-    with_items: dict = field(default_factory=dict)  # With -> set of items to remove
-    before_with: dict = field(default_factory=dict)  # With -> [generated defs]
-    removed_stmts: set = field(default_factory=set)
-    replace_stmts: dict = field(default_factory=dict)
-    hoisted_ifs: set = field(default_factory=set)
-    removed: dict = field(default_factory=dict)  # id -> every original node that disappears
-    notes: list = field(default_factory=list)  # what the edit rules could not respell (diagnostics)
-
-    def remove(self, node) -> None:
-        self.removed[id(node)] = node
-
-    def machinery(self, parents) -> tuple[list, list[str]]:
-        """For the safety net: ((source, enclosing def/class names, names bound again in its place)
-        of each statement this plan removes or replaces on purpose, the source of each statement
-        inside an override block whose map it removes)."""
-        removed = [(code_of(n), def_path(n, parents), ())
-                   for n in (*self.removed_stmts, *self.removed_defs)]
-        removed += [(code_of(n), def_path(n, parents), _binds(new)) for n, new in self.replace_stmts.items()]
-        removed += [(f"if {code_of(guard.test)}:\n    pass\n", (), ()) for guard in self.hoisted_ifs]  # the body stays
-        for node, names in self.imports.dropped.items():
-            if isinstance(node.names, cst.ImportStar):
-                continue  # binds no name of its own to drop
-            removed += [
-                (code_of(node.with_changes(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])), (), ())
-                for alias in node.names
-                if bound_name(alias) in names
-            ]
-        dissolved = [code_of(stmt) for with_node in self.with_items for stmt in with_node.body.body]
-        return removed, dissolved
-
-
-def _binds(stmt) -> tuple:
-    """The name a replacement statement binds in its scope: a def's (a Defun's custom-gradient function)."""
-    return (stmt.name.value,) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ()
 
 
 class Rewriter(Quick, cst.CSTTransformer):
@@ -332,17 +285,6 @@ def _operator_call(name: str):
     return build
 
 
-@dataclass
-class Conversion:
-    """The rewrite's working state for one registration it converts (what was decided about the
-    registration is its Registration, which the rewrite only reads)."""
-
-    callable_name: str = ""  # what call sites call after the rewrite
-    forward: cst.BaseExpression | None = None  # the callable (or operator) that creates the overridden op
-    arity: int = 1
-    name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)
-
-
 class Builder:
     """Builds the Plan for the sites the Planner accepted; the conversion rules read the module
     through ``facts`` (the planner's read-only face) and fill ``plan``."""
@@ -376,7 +318,7 @@ class Builder:
                     return respelled_text(func, rest, "compat.v1." + rest)
         return code_of(func)
 
-    def point(self, calls: list, name: str) -> None:
+    def point(self, calls: Sequence[cst.BaseExpression], name: str) -> None:
         """The overridden op calls (or operators) now call ``name``, the converted function."""
         for call in calls:
             self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
@@ -461,6 +403,10 @@ class Builder:
             else:
                 conversion.callable_name = reg.function.name.value
         return conversion.callable_name
+
+    def accepted_own(self) -> dict[str, list]:
+        """Per idiom, its own records no verdict refused (the code they run is migrated)."""
+        return self.p.accepted_own()
 
     # -- code that only served the override --------------------------------------------------
     def is_dead(self, node) -> bool:

@@ -29,7 +29,7 @@ Converting (the rewrite runs these; ``builder`` is the edit plan being built):
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, NamedTuple, Protocol, TypeVar, overload
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # types only: the rules' modules import what they use themsel
     from ...knowledge.ops import BuiltinGradient, OpType
     from ...report import Diagnostic
     from ..facts import External, Links
-    from ..rewrite import Builder, Plan
+    from ..plan import Conversion, Plan
     from ..scopes import BaseAssignment, Scope
     from ..sites import Dispatch, Registration, Site
     from ..verdicts import Refusal
@@ -221,6 +221,35 @@ class Facts(Protocol):
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T: ...
 
 
+class Converting(Protocol):
+    """What a converting rule may use of the rewrite's builder (rewrite.Builder answers): the
+    facts it reads, the plan it fills, and the builder's answers about names and conversions."""
+
+    @property
+    def plan(self) -> Plan: ...
+    @property
+    def facts(self) -> Facts: ...
+    @property
+    def use_runtime(self) -> bool: ...
+    @property
+    def sites(self) -> list[Site]: ...
+    @property
+    def taken(self) -> set[str]: ...
+    @property
+    def builtins(self) -> dict[tuple, str]: ...
+    @property
+    def tf(self) -> str: ...
+
+    def import_module(self, module: str) -> str: ...
+    def spelled(self, func: cst.BaseExpression) -> str: ...
+    def point(self, calls: Sequence[cst.BaseExpression], name: str) -> None: ...
+    def called_as(self, reg: Registration) -> str: ...
+    def callable_name(self, reg: Registration) -> str: ...
+    def conversion(self, reg: Registration) -> Conversion: ...
+    def is_dead(self, node: cst.CSTNode) -> bool: ...
+    def accepted_own(self) -> dict[str, list]: ...
+
+
 class Record(Protocol):
     """A record of an idiom's own kind (``Gathered.own``): its verdict, and the code it runs."""
 
@@ -239,11 +268,11 @@ if TYPE_CHECKING:
     FinishRule = Callable[[Facts], list[Diagnostic]]
     TakeRule = Callable[[Facts], Taken]
     CallsRule = Callable[[Taken], list[cst.Call]]
-    EmitAllRule = Callable[[Builder, Taken], None]
+    EmitAllRule = Callable[[Converting, Taken], None]
     HintRule = Callable[[Facts, cst.BaseExpression, Site | None], str | None]
-    ConvertCallRule = Callable[[Builder, Site, cst.BaseExpression, OpType, Target], str | None]
-    ConvertRegistrationRule = Callable[[Builder, Registration, list[cst.Call]], bool]
+    ConvertCallRule = Callable[[Converting, Site, cst.BaseExpression, OpType, Target], str | None]
+    ConvertRegistrationRule = Callable[[Converting, Registration, list[cst.Call]], bool]
     RewriteModuleRule = Callable[[cst.Module, Plan], cst.Module | None]
-    EditModuleRule = Callable[[Builder], list[Diagnostic]]
-    ConvertOwnRule = Callable[[Builder, list[Any]], None]
+    EditModuleRule = Callable[[Converting], list[Diagnostic]]
+    ConvertOwnRule = Callable[[Converting, list[Any]], None]
     AnyRule = TypeVar("AnyRule", bound=Callable[..., Any])

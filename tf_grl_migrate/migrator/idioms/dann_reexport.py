@@ -13,7 +13,7 @@ from .base import Idiom, source
 from .contract import rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Plan
+    from ..plan import Plan
 
 
 IDIOM = Idiom(

@@ -19,8 +19,7 @@ from .base import Idiom, source
 from .contract import Gathered, rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
-    from .contract import Facts
+    from .contract import Converting, Facts
 
 
 _GRAD = '''
@@ -390,7 +389,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
 
 # -- convert ------------------------------------------------------------------------------------
 @rule("convert_own")
-def convert_own(builder: Builder, records: list[Any]) -> None:
+def convert_own(builder: Converting, records: list[Any]) -> None:
     """Each migrated Defun (its grad_func's Defun loses its decorator too)."""
     for site in records:
         if site.gradient_of is not None:

@@ -27,7 +27,7 @@ from .base import Idiom, source
 from .contract import rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
+    from .contract import Converting
 
 
 IDIOM = Idiom(
@@ -86,7 +86,7 @@ MAKES_WEIGHTS = {"add_weight", "add_variable", "trainable_weights", "non_trainab
 
 
 @rule("edit_module")
-def edit_module(builder: Builder) -> list[Diagnostic]:
+def edit_module(builder: Converting) -> list[Diagnostic]:
     """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
     statements); the notes for what it cannot."""
     facts = builder.facts

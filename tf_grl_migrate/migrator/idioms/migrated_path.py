@@ -21,7 +21,7 @@ from .contract import rule
 from .registered_gradient import tf2_name
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
+    from .contract import Converting
 
 
 IDIOM = Idiom(
@@ -62,14 +62,14 @@ IDIOM = Idiom(
 
 
 @rule("edit_module")
-def edit_module(builder: Builder) -> list[Diagnostic]:
+def edit_module(builder: Converting) -> list[Diagnostic]:
     """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
     has in no form."""
     facts = builder.facts
     regions: dict = {}  # id -> node: the code looked at, each once
     for site in builder.sites:
         regions.setdefault(id(site.with_node), _enclosing(facts, site.with_node))
-    for records in builder.p.accepted_own().values():  # an idiom's own migrated records: the code they run
+    for records in builder.accepted_own().values():  # an idiom's own migrated records: the code they run
         for record in records:
             for node in record.runs():
                 regions.setdefault(id(node), node)

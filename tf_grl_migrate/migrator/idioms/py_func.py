@@ -31,8 +31,7 @@ from .base import Idiom, source
 from .contract import Taken, rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
-    from .contract import Facts
+    from .contract import Converting, Facts
 
 
 IDIOM = Idiom(
@@ -81,7 +80,7 @@ def calls(taken: Taken) -> list[cst.Call]:
 
 
 @rule("emit_all")
-def emit_all(builder: Builder, taken: Taken) -> None:
+def emit_all(builder: Converting, taken: Taken) -> None:
     for found in taken.taken:
         emit(builder, found)
 

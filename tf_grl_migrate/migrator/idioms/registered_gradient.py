@@ -34,8 +34,7 @@ from .base import Idiom, source
 from .contract import Gathered, Settled, rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
-    from .contract import Facts
+    from .contract import Converting, Facts
 
 
 _BLOCK = '''
@@ -549,7 +548,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
 
 # -- emit -------------------------------------------------------------------------------------------
 @rule("convert_registration")
-def convert_registration(builder: Builder, reg: Registration, calls: list[cst.Call]) -> bool:
+def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> bool:
     """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
     name = builder.called_as(reg)
     emit(builder, reg)

@@ -24,9 +24,8 @@ from .base import Idiom, source
 from .contract import Taken, rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
     from ..sites import Site
-    from .contract import Facts
+    from .contract import Converting, Facts
 
 
 IDIOM = Idiom(
@@ -86,7 +85,7 @@ def calls(taken: Taken) -> list[cst.Call]:
 
 
 @rule("emit_all")
-def emit_all(builder: Builder, taken: Taken) -> None:
+def emit_all(builder: Converting, taken: Taken) -> None:
     for call in taken.taken:
         emit(builder, call)
     for reg in taken.kept:

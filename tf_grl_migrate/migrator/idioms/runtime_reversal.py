@@ -15,8 +15,8 @@ from .base import Idiom, source
 from .contract import rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
     from ..sites import Registration
+    from .contract import Converting
 
 
 IDIOM = Idiom(
@@ -110,7 +110,7 @@ def visible_at_sites(builder, expr, calls) -> bool:
 
 
 @rule("convert_registration")
-def convert_registration(builder: Builder, reg: Registration, calls: list[cst.Call]) -> bool:
+def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> bool:
     """Under ``--use-runtime``, an exact reversal's calls become ``tf_grl_migrate.flip_gradient``."""
     found = scale(builder, reg, calls) if builder.use_runtime and not reg.maker else None
     if found is None:

@@ -16,9 +16,8 @@ from .base import Idiom, source
 from .contract import rule
 
 if TYPE_CHECKING:
-    from ..rewrite import Builder
     from ..sites import Site
-    from .contract import Target
+    from .contract import Converting, Target
 
 
 IDIOM = Idiom(
@@ -64,7 +63,7 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
 
 @rule("convert_call")
 def convert_call(
-        builder: Builder, site: Site, call: cst.BaseExpression, op: ops.OpType, target: Target) -> str | None:
+        builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpType, target: Target) -> str | None:
     """A call whose target is a gradient TensorFlow provides: the generated function's name."""
     return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
 
