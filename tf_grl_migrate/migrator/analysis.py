@@ -408,7 +408,15 @@ class Planner:
             self.diagnostics += found.diagnostics
             self.give(found.verdicts)
         for site in self.sites:
-            site.refusal = next((r for rule in idioms.rules("check_site") if (r := rule(facts, site))), None)
+            site.refusal = None  # the first check that refuses the block decides
+            for check in idioms.rules("check_site"):
+                checked = check(facts, site)
+                site.entries.extend(checked.entries)
+                site.calls.extend(checked.calls)
+                site.phantoms.extend(checked.phantoms)
+                if checked.refusal:
+                    site.refusal = checked.refusal
+                    break
         self.settle()
         for runtime in idioms.runtime_rules() if self.use_runtime else ():  # refused blocks, onto the runtime
             while True:

@@ -31,7 +31,7 @@ class Registration:
     tf2_checked: bool = False  # renames and keywords found (registered_gradient.tf2_spelling)
     tf2_refusal: Refusal | None = None  # GRL114 where a name or keyword has no TF2 form
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
-    owner: str = ""  # a registration in a class body, used from its methods: the class the calls go through
+    owner: str = ""  # registered in the body of a plain module-level class bound once: the class calls go through
     # used for several op types, with `name=` values that differ or are not literals, or chosen by a
     # name (Dispatch): converted to a maker, `fn(forward, name=...)` returning the custom-gradient function
     maker: bool = False

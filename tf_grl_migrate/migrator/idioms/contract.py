@@ -7,8 +7,8 @@ Deciding (the planner runs these; ``facts`` is what it knows of the module, read
 
 - ``gather(facts) -> Gathered``: the records the idiom decides about (registrations, override
   blocks), and the diagnostics found on the way;
-- ``check_site(facts, site) -> Refusal | None``: a block's verdict (it may fill the block's
-  ``entries`` and ``calls``, the record's own findings);
+- ``check_site(facts, site) -> Checked``: a block's verdict, and what the checks found on the
+  way (its entries, calls, phantom keys), which the planner records on the site;
 - ``settle(facts) -> Settled``: verdicts that spread between records, run until nothing changes;
 - ``finish(facts) -> list[Diagnostic]``: what is said once every record is decided;
 - ``--use-runtime``'s takeovers of blocks the inline rewrite refuses: ``take(facts) -> Taken``,
@@ -133,6 +133,19 @@ class Gathered:
     own: list = field(default_factory=list)  # records of the idiom's own kind (facts.own(idiom)): .refusal, .runs()
     verdicts: list = field(default_factory=list)
     diagnostics: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a check_site rule decided of a block: its refusal (None: it migrates), and what the
+    checks found up to there, which the planner records on the site (``Site.entries``,
+    ``Site.calls``, ``Site.phantoms``): the map's (OpType, target) entries, the calls and
+    operators that make a mapped op, the keys that cannot be an op type."""
+
+    refusal: Refusal | None
+    entries: tuple = ()
+    calls: tuple = ()
+    phantoms: tuple = ()
 
 
 @dataclass
@@ -263,7 +276,7 @@ if TYPE_CHECKING:
     # checks every rule's parameters and result against its hook.
     Target = Registration | Dispatch | BuiltinGradient | External  # what a map entry's target is
     GatherRule = Callable[[Facts], Gathered]
-    CheckSiteRule = Callable[[Facts, Site], Refusal | None]
+    CheckSiteRule = Callable[[Facts, Site], Checked]
     SettleRule = Callable[[Facts], Settled]
     FinishRule = Callable[[Facts], list[Diagnostic]]
     TakeRule = Callable[[Facts], Taken]

@@ -20,7 +20,7 @@ from ..traversal import QuickVisitor
 from ..verdicts import Refusal
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
-from .contract import Gathered, rule
+from .contract import Checked, Gathered, rule
 
 if TYPE_CHECKING:
     from .contract import Facts
@@ -253,19 +253,37 @@ def statement_code(facts, node) -> str:
 
 
 @rule("check_site")
-def check_site(facts: Facts, site: Site) -> Refusal | None:
-    """A block's Refusal, or None where the rewrite provably keeps TF1's
+def check_site(facts: Facts, site: Site) -> Checked:
+    """A block's verdict (contract.Checked): its Refusal, or None where the rewrite provably keeps
+    TF1's gradients, and what the checks found on the way (the map's entries and phantom keys, the
+    calls and operators that make a mapped op), which the planner records on the site."""
+    found = _Found()
+    refusal = _check(facts, site, found)
+    return Checked(refusal, tuple(found.entries), tuple(found.calls), tuple(found.phantoms))
+
+
+class _Found:
+    """What the checks of one block found so far (each check reads what the earlier ones found)."""
+
+    def __init__(self) -> None:
+        self.entries: list = []  # (OpType, Registration | ops.BuiltinGradient)
+        self.calls: list = []  # (Call | operator, OpType)
+        self.phantoms: list[str] = []  # map keys that cannot be an op type
+
+
+def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
+    """The block's Refusal, or None where the rewrite provably keeps TF1's
     gradients: the map is one dict literal of op types the tool knows, each target a registration
     or a gradient TensorFlow provides; the receiver is a graph; the block hands control to no code
     the tool cannot see, defines nothing, and makes each op of a mapped type by a call or an
     operator the rewrite can wrap; every registration it uses is visible at the block and defined
-    before it. Fills ``site.entries``, ``site.calls`` and ``site.phantoms`` as it goes: each check
-    below, in this order, either passes or is the block's refusal."""
+    before it. Fills ``found`` as it goes: each check below, in this order, either passes or is
+    the block's refusal."""
     call = site.map_call
     mapping = _literal_map(facts, site, call)
     if isinstance(mapping, Refusal):
         return mapping
-    mapped = _entries(facts, site, mapping)
+    mapped = _entries(facts, site, mapping, found)
     if isinstance(mapped, Refusal):
         return mapped
     if not facts.is_graph(receiver(call)):
@@ -275,14 +293,14 @@ def check_site(facts: Facts, site: Site) -> Refusal | None:
     refusal = _nothing_unseen(facts, scan, mapped, by_hand)
     if refusal:
         return refusal
-    operators = _operator_sites(facts, site, scan, mapped)
+    operators = _operator_sites(facts, scan, mapped, found)
     if isinstance(operators, Refusal):
         return operators
-    refusal = _call_sites(facts, site, scan, mapped, by_hand)
+    refusal = _call_sites(facts, scan, mapped, by_hand, found)
     if refusal:
         return refusal
-    site.calls.extend(operators)
-    return _registrations_in_reach(facts, site)
+    found.calls.extend(operators)
+    return _registrations_in_reach(facts, site, found)
 
 
 def _literal_map(facts, site, call):
@@ -303,10 +321,10 @@ def _literal_map(facts, site, call):
     return mapping
 
 
-def _entries(facts, site, mapping) -> set[str] | Refusal:
+def _entries(facts, site, mapping, found: _Found) -> set[str] | Refusal:
     """Each key an op type the tool knows (or one that cannot be an op type: a phantom, noted),
     each target a registration or a gradient TensorFlow provides (GRL104, GRL105, GRL102, GRL109):
-    the mapped op types; ``site.entries`` and ``site.phantoms`` filled."""
+    the mapped op types; ``found.entries`` and ``found.phantoms`` filled."""
     mapped: set[str] = set()
     for element in mapping.elements:
         op_name = string_value(element.key) if isinstance(element, cst.DictElement) else None
@@ -318,7 +336,7 @@ def _entries(facts, site, mapping) -> set[str] | Refusal:
             # `{"clip_by_value": ...}` override nothing, unless a call the tool cannot see makes
             # ops of a function's own name (checked below like any mapped type)
             mapped.add(op_name)
-            site.phantoms.append(op_name)
+            found.phantoms.append(op_name)
             continue
         if op is None:
             return unknown_op(op_name, hint=not facts.use_runtime)
@@ -329,7 +347,7 @@ def _entries(facts, site, mapping) -> set[str] | Refusal:
         if refusal:
             return refusal
         mapped.add(op_name)
-        site.entries.append((op, target))
+        found.entries.append((op, target))
     return mapped
 
 
@@ -347,10 +365,10 @@ def _nothing_unseen(facts, scan, mapped: set[str], by_hand: str) -> Refusal | No
     return None
 
 
-def _operator_sites(facts, site, scan, mapped: set[str]) -> list | Refusal:
+def _operator_sites(facts, scan, mapped: set[str], found: _Found) -> list | Refusal:
     """The operators (`a @ b`, `-a`, augmented `a @= b`) that make a mapped op, each one the
     rewrite can wrap (GRL108)."""
-    by_type = {op.name: target for op, target in site.entries}
+    by_type = {op.name: target for op, target in found.entries}
     operators = []
     for node in scan.operators:
         op_name = ops.operator_op_type(operator_spelling(node))
@@ -366,10 +384,10 @@ def _operator_sites(facts, site, scan, mapped: set[str]) -> list | Refusal:
     return operators
 
 
-def _call_sites(facts, site, scan, mapped: set[str], by_hand: str) -> Refusal | None:
+def _call_sites(facts, scan, mapped: set[str], by_hand: str, found: _Found) -> Refusal | None:
     """Each call of the block: one that makes a mapped op, with arguments the rewrite can pass on
-    (``site.calls``), or one that provably makes none (GRL101 for any other)."""
-    by_type = {op.name: target for op, target in site.entries}
+    (``found.calls``), or one that provably makes none (GRL101 for any other)."""
+    by_type = {op.name: target for op, target in found.entries}
     for index, inner in enumerate(scan.calls):
         names = facts.qn(inner.func, raw=True)
         op = ops.op_type_of_callable(names)
@@ -385,16 +403,16 @@ def _call_sites(facts, site, scan, mapped: set[str], by_hand: str) -> Refusal | 
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
         if refusal:
             return refusal
-        site.calls.append((inner, op))
+        found.calls.append((inner, op))
     return None
 
 
-def _registrations_in_reach(facts, site) -> Refusal | None:
+def _registrations_in_reach(facts, site, found: _Found) -> Refusal | None:
     """Every registration the block uses is visible where it is and, in its scope, defined
     before it: the migrated call needs its function when the op is made (GRL107)."""
     here = facts.scope(site.with_node)
     visible = enclosing_scopes(here)
-    for target in [reg for _, entry in site.entries for reg in regs_of(entry)]:
+    for target in [reg for _, entry in found.entries for reg in regs_of(entry)]:
         registration = target.stmt if target.kind != "decorator" else target.fdef
         if (facts.scope(registration) not in visible
                 and not registered_gradient.reached_through_class(facts, target, here)):

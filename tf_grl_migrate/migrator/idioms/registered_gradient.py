@@ -205,7 +205,7 @@ def find(facts) -> list:
             call = dec.decorator
             if isinstance(call, cst.Call) and facts.qn(call.func) & ops.REGISTER_GRADIENT and len(call.args) == 1:
                 found.append((Registration(facts.key(call.args[0].value), fdef, "decorator", decorator=dec,
-                                           name_expr=call.args[0].value), None))
+                                           name_expr=call.args[0].value, owner=_owner(facts, fdef)), None))
     for stmt in facts.exprs:
         outer = stmt.body[0].value
         if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
@@ -473,32 +473,34 @@ def operator_use(facts, reg: Registration) -> bool:
     return False
 
 
-def reached_through_class(facts, reg: Registration, here) -> bool:
-    """A gradient function registered in a class body (``@tf.RegisterGradient`` on a def in the
-    class, beside the methods) is called from the class's own methods as ``Class.function``:
-    the class is a plain module-level class bound once, and no scope between the method and the
-    module rebinds its name. Sets ``reg.owner``."""
-    fscope = facts.scope(reg.fdef)
-    if reg.kind != "decorator" or not isinstance(fscope, ClassScope):
-        return False
-    cdef = facts.parent(facts.parent(reg.fdef))  # def -> IndentedBlock -> ClassDef
+def _owner(facts, fdef: cst.FunctionDef) -> str:
+    """The class a gradient function registered in its body (``@tf.RegisterGradient`` on a def
+    beside the methods) is called through, ``Class.function``: a plain module-level class bound
+    once; "" for any other def."""
+    fscope = facts.scope(fdef)
+    if not isinstance(fscope, ClassScope):
+        return ""
+    cdef = facts.parent(facts.parent(fdef))  # def -> IndentedBlock -> ClassDef
     if not isinstance(cdef, cst.ClassDef) or cdef.decorators or not isinstance(fscope.parent, GlobalScope):
+        return ""
+    return cdef.name.value if len(fscope.parent.assignments[cdef.name.value]) == 1 else ""
+
+
+def reached_through_class(facts, reg: Registration, here) -> bool:
+    """Whether a block in scope ``here`` reaches a registration of a class body through its class
+    (``reg.owner``, found when it was gathered): the block is in one of the class's own methods,
+    and no scope between the method and the module rebinds the class's name."""
+    if reg.kind != "decorator" or not reg.owner:
         return False
-    cname = cdef.name.value
-    if len(fscope.parent.assignments[cname]) != 1:
-        return False
+    fscope = facts.scope(reg.fdef)
+    cname = reg.owner
     chain, scope = [], here
     while scope is not None and scope is not fscope.parent:
         chain.append(scope)
         scope = scope.parent
     if len(chain) < 2 or chain[-1] is not fscope or not isinstance(chain[-2], FunctionScope):
         return False  # the block is not inside a method of this class
-    if any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope)):
-        return False
-    if reg.owner and reg.owner != cname:
-        return False
-    reg.owner = cname
-    return True
+    return not any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope))
 
 
 def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal | None:
