@@ -9,7 +9,7 @@ its time and peak memory against the parse's: peak RSS of a fresh process doing 
 (issue #24, over the development corpus): total <= 2.5x, no file over 5x; the big module (issue #11)
 <= 2x in time and memory.
 
-    python benchmarks/bench_analysis.py [FOLDER ...] [--rounds 3] [--big 50000]
+    python benchmarks/bench_analysis.py [FOLDER ...] [--rounds 3] [--big 50000] [--phases]
 """
 
 import argparse
@@ -108,12 +108,81 @@ def peak_rss(text: str, parse_only: bool) -> int:
     # memory (ru_maxrss would carry the forking parent's over the exec)
 
 
+def phases(texts: list[str], rounds: int, parse: float) -> None:
+    """Where the time of migrate_code goes over ``texts``, phase by phase: each phase's function
+    is wrapped in a timer for the run (a nested phase's time is its own, not its caller's; the
+    second, stability pass adds to the same phases), min of ``rounds`` runs per file. Shares of
+    the whole, and multiples of ``parse`` (the time of one libcst parse of each file, as in the
+    ratio above): the fixed cost per file, found."""
+    import time as clock
+
+    from tf_grl_migrate.migrator import analysis, precheck, rewrite, safety
+
+    spent: dict[str, float] = {}
+    stack: list[list] = []  # [label, started, time of phases inside it]
+
+    def timed(label, function):
+        def run(*args, **kwargs):
+            stack.append([label, clock.perf_counter(), 0.0])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _, started, inner = stack.pop()
+                took = clock.perf_counter() - started
+                spent[label] = spent.get(label, 0.0) + took - inner
+                if stack:
+                    stack[-1][2] += took
+        return run
+
+    patches = [  # (label, owner, attribute): what each phase is
+        ("screen (ast)", precheck, "screen"),
+        ("libcst parse", libcst, "parse_module"),
+        ("the planner's one walk", analysis.Planner, "__init__"),
+        ("the rules' decisions", analysis.Planner, "decide"),
+        ("building the plan", rewrite.Builder, "build"),
+        ("applying it (transformer)", libcst.Module, "visit"),
+        ("the safety net (ast)", safety, "check"),
+    ]
+    saved = [(owner, name, getattr(owner, name)) for _, owner, name in patches]
+    code_property = libcst.Module.code
+    try:
+        for label, owner, name in patches:
+            setattr(owner, name, timed(label, getattr(owner, name)))
+        libcst.Module.code = property(timed("writing the code", code_property.fget))
+        whole = 0.0
+        by_phase: dict[str, float] = {}
+        for text in texts:
+            best_run = None
+            for _ in range(rounds):
+                spent.clear()
+                t0 = clock.perf_counter()
+                codemod.migrate_code(text)
+                took = clock.perf_counter() - t0
+                if best_run is None or took < best_run[0]:
+                    best_run = (took, dict(spent))
+            whole += best_run[0]
+            for label, seconds in best_run[1].items():
+                by_phase[label] = by_phase.get(label, 0.0) + seconds
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+        libcst.Module.code = code_property
+    print(f"phases over {len(texts)} files (timers on each phase's function; both passes; x: one parse of the file):")
+    for label in [p[0] for p in patches] + ["writing the code"]:
+        seconds = by_phase.get(label, 0.0)
+        print(f"  {label:28} {100 * seconds / whole:5.1f} %  {seconds / parse:5.2f}x the parse")
+    rest = whole - sum(by_phase.values())
+    print(f"  {'everything else':28} {100 * rest / whole:5.1f} %  {rest / parse:5.2f}x the parse")
+    print(f"  {'the whole migration':28} 100.0 %  {whole / parse:5.2f}x the parse")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("folders", nargs="*", default=[str(ROOT / "tests" / "cases")])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--big", type=int, default=0, help="lines of a generated module to add")
     parser.add_argument("--show", type=int, default=8, help="worst files to list")
+    parser.add_argument("--phases", action="store_true", help="where the time goes, phase by phase (cProfile)")
     args = parser.parse_args()
 
     rows = []
@@ -128,16 +197,18 @@ def main():
                 parse, ours = interleaved(text, args.rounds)
             except codemod.SafetyError:
                 continue
-            rows.append((ours / parse, ours, parse, path))
+            rows.append((ours / parse, ours, parse, path, text))
     total_ours = sum(r[1] for r in rows)
     total_parse = sum(r[2] for r in rows)
     rows.sort(key=lambda r: r[0], reverse=True)
     if rows:
         print(f"{'ratio':>6} {'ours ms':>9} {'parse ms':>9}  file")
-        for ratio, ours, parse, path in rows[: args.show]:
+        for ratio, ours, parse, path, _ in rows[: args.show]:
             print(f"{ratio:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  {path.parent.name}/{path.name}")
         print(f"files: {len(rows)}; total ours/parse: {total_ours / total_parse:.2f}x "
               f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {rows[0][0]:.2f}x (targets: 2.5x, 5x)")
+    if args.phases and rows:
+        phases([row[4] for row in rows], args.rounds, total_parse)
     if args.big:
         text = big_module(args.big)
         parse = best(lambda: libcst.parse_module(text), 1)
