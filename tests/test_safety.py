@@ -134,3 +134,17 @@ def test_declared_machinery_may_go_and_nothing_else():
         safety.check(original, "import a\nx = 1\nz = h(y)\n", removed=removed, dissolved=["z = f(x)\n"])
     with pytest.raises(SafetyError, match="does not parse"):
         safety.check(original, "x = (\n", removed=[], dissolved=[])
+
+
+def test_unchanged_statements_are_paired_one_to_one_and_a_lost_twin_is_still_caught():
+    """The net walks only the module-level statements whose text changed: a statement kept as it
+    was pairs with its twin in the output, once. Losing one of two identical statements, or one
+    whose text moved into another statement, is still a missing statement."""
+    original = "import a\nx = f()\nx = f()\n\n\n@deco\ndef g():\n    return a.b\n"
+    safety.check(original, original, removed=[], dissolved=[])
+    with pytest.raises(safety.SafetyError, match="`Assign`"):
+        safety.check(original, "import a\nx = f()\n\n\n@deco\ndef g():\n    return a.b\n", removed=[], dissolved=[])
+    with pytest.raises(safety.SafetyError, match="`Return`"):
+        safety.check(original, "import a\nx = f()\nx = f()\n\n\n@deco\ndef g():\n    pass\n", removed=[], dissolved=[])
+    with pytest.raises(safety.SafetyError, match="`Expr`"):  # a decorated def whose decorator went
+        safety.check("@deco\ndef g():\n    pass\nh()\n", "def g():\n    pass\n", removed=[], dissolved=[])

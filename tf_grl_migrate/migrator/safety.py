@@ -51,7 +51,10 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
         tree = ast.parse(source)
         allowed.update(_keys(tree, flips=False))
         _check_not_read(tree, path, new_tree, set(rebound))
-    missing = _keys(original_tree or ast.parse(original), flips=False) - _keys(new_tree, flips=True) - allowed
+    original_tree = original_tree or ast.parse(original)
+    kept_old, kept_new = _unchanged(original, original_tree, new, new_tree)
+    missing = (_keys(original_tree, flips=False, skip=kept_old) - _keys(new_tree, flips=True, skip=kept_new)
+               - allowed)
     if missing:
         kind, shape = sorted(missing, key=repr)[0]
         raise SafetyError(f"the rewrite would remove a `{kind}` statement that is not override machinery "
@@ -92,11 +95,38 @@ def _hazard(node) -> str | None:
     return None
 
 
-def _keys(tree, flips: bool) -> Counter:
+def _unchanged(original: str, original_tree, new: str, new_tree) -> tuple[set[int], set[int]]:
+    """The module-level statements whose text is in both modules, paired one to one (by id, in
+    each tree): their keys would cancel, so neither is walked. A statement is paired only with
+    one of the very same lines, so nothing the rewrite removed or changed is left out."""
+    def segments(text: str, tree) -> list[tuple[str, int]]:
+        lines = text.splitlines(keepends=True)
+        out = []
+        for stmt in tree.body:
+            first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+            out.append(("".join(lines[first - 1:stmt.end_lineno]), id(stmt)))
+        return out
+
+    pending: dict[str, list[int]] = {}
+    for text, ident in segments(new, new_tree):
+        pending.setdefault(text, []).append(ident)
+    kept_old, kept_new = set(), set()
+    for text, ident in segments(original, original_tree):
+        twins = pending.get(text)
+        if twins:
+            kept_old.add(ident)
+            kept_new.add(twins.pop())
+    return kept_old, kept_new
+
+
+def _keys(tree, flips: bool, skip: frozenset[int] | set[int] = frozenset()) -> Counter:
     keys: Counter[tuple] = Counter()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            keys.update(_statement_keys(node, flips))
+    for top in tree.body if isinstance(tree, ast.Module) else [tree]:
+        if id(top) in skip:
+            continue
+        for node in ast.walk(top):
+            if isinstance(node, ast.stmt):
+                keys.update(_statement_keys(node, flips))
     return keys
 
 
