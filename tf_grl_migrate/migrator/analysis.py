@@ -172,7 +172,7 @@ class RuleFacts:
     def handed_on(self, name: str) -> bool:
         return self._planner.handed_on(name)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    def parent(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
         return self._planner.parents.get(node)
 
     def scope(self, node: cst.CSTNode) -> Scope | None:

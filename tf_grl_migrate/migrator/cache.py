@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from ..report import Diagnostic
 
@@ -19,7 +20,7 @@ def default_dir() -> str:
     return os.path.join(base, "tf-grl-migrate")
 
 
-def _blake2b(data: bytes = b""):
+def _blake2b(data: bytes = b"") -> Any:
     try:  # what hashlib.blake2b is, without hashlib's load of OpenSSL (~3 ms of every warm run)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter without the builtin module
@@ -89,7 +90,7 @@ class Cache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")
 
-    def get(self, key: str):
+    def get(self, key: str) -> tuple[str | None, list[Diagnostic]] | None:
         """``(new_text, diagnostics)`` or None."""
         import json
 
@@ -108,7 +109,7 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def get_data(self, key: str):
+    def get_data(self, key: str) -> Any:
         """Other plain data stored under ``key`` (a module's facts), or None."""
         import json
 
@@ -119,7 +120,7 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def put_data(self, key: str, value) -> None:
+    def put_data(self, key: str, value: object) -> None:
         import json
 
         from .files import replace_atomically
@@ -158,7 +159,7 @@ class Cache:
         except (OSError, UnicodeEncodeError):
             pass
 
-    def put(self, key: str, text: str, new_text: str, diagnostics) -> None:
+    def put(self, key: str, text: str, new_text: str, diagnostics: list[Diagnostic]) -> None:
         import json
 
         from .files import replace_atomically

@@ -11,6 +11,7 @@ import libcst as cst
 
 from .imports import Imports
 from .nodes import bound_name, code_of, def_path
+from .traversal import NodeMap
 
 
 @dataclass
@@ -32,10 +33,10 @@ class Plan:
     removed: dict = field(default_factory=dict)  # id -> every original node that disappears
     notes: list = field(default_factory=list)  # what the edit rules could not respell (diagnostics)
 
-    def remove(self, node) -> None:
+    def remove(self, node: cst.CSTNode | None) -> None:
         self.removed[id(node)] = node
 
-    def machinery(self, parents) -> tuple[list, list[str]]:
+    def machinery(self, parents: NodeMap) -> tuple[list, list[str]]:
         """For the safety net: ((source, enclosing def/class names, names bound again in its place)
         of each statement this plan removes or replaces on purpose, the source of each statement
         inside an override block whose map it removes)."""
@@ -55,7 +56,7 @@ class Plan:
         return removed, dissolved
 
 
-def _binds(stmt) -> tuple:
+def _binds(stmt: cst.CSTNode) -> tuple:
     """The name a replacement statement binds in its scope: a def's (a Defun's custom-gradient function)."""
     return (stmt.name.value,) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ()
 

@@ -4,6 +4,9 @@ in TF1 (``override_map.gradient_override_map``)."""
 
 from __future__ import annotations
 
+from types import FrameType
+from typing import Any
+
 import tensorflow as tf
 
 __all__ = ["GradientOverrideIgnoredError", "GradientOverrideIgnoredWarning", "guard", "unguard"]
@@ -17,11 +20,11 @@ class GradientOverrideIgnoredWarning(UserWarning):
     """gradient_override_map used where TensorFlow 2 ignores it."""
 
 
-_GUARD = {"original": None, "action": None}
+_GUARD: dict[str, Any] = {"original": None, "action": None}
 _INTERNAL_PREFIXES = ("tensorflow.", "keras.", "tf_keras.", "tensorflow_probability.")
 
 
-def _ignored_because(graph):
+def _ignored_because(graph: object) -> str | None:
     """Why TF2 will ignore an override map entered on ``graph`` now, or None where it works."""
     from tensorflow.python.framework.func_graph import FuncGraph
 
@@ -32,7 +35,7 @@ def _ignored_because(graph):
     return None  # legacy graph mode (tf.compat.v1 graph + Session): the map still works
 
 
-def _user_location(frame):
+def _user_location(frame: FrameType) -> tuple[str, int]:
     """File and line of the user's code; inside tf.function, autograph runs a generated copy of the
     function, so name the original file and the first line of the original function instead."""
     path, line = frame.f_code.co_filename, frame.f_lineno
@@ -46,7 +49,7 @@ def _user_location(frame):
     return path, line
 
 
-def guard(action="raise"):
+def guard(action: str = "raise") -> None:
     """Make ``Graph.gradient_override_map`` fail loudly where TensorFlow 2 ignores it.
 
     ``action`` is ``"raise"`` (a :class:`GradientOverrideIgnoredError`), ``"warn"`` (a
@@ -74,7 +77,7 @@ def guard(action="raise"):
     original = tf_ops.Graph.gradient_override_map
 
     @functools.wraps(original)
-    def gradient_override_map(self, op_type_map):
+    def gradient_override_map(self: Any, op_type_map: dict) -> Any:
         caller = sys._getframe(1)
         module = caller.f_globals.get("__name__", "")
         reason = None if module.startswith(_INTERNAL_PREFIXES) else _ignored_because(self)
@@ -100,7 +103,7 @@ def guard(action="raise"):
     tf_ops.Graph.gradient_override_map = gradient_override_map
 
 
-def unguard():
+def unguard() -> None:
     """Undo :func:`guard` (a no-op when it is not active)."""
     from tensorflow.python.framework import ops as tf_ops
 

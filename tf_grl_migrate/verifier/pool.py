@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import Any
 
 from . import isolation
 from .protocol import MAX_ANSWER_BYTES, ProtocolError, Request, Unverifiable, decode, loads
@@ -64,17 +65,19 @@ class Worker:
         return True
 
     @staticmethod
-    def _read_lines(proc, lines: queue.Queue) -> None:
+    def _read_lines(proc: subprocess.Popen, lines: queue.Queue) -> None:
+        stdout = proc.stdout
+        assert stdout is not None  # started with stdout=PIPE
         while True:
             try:
-                line = proc.stdout.readline(MAX_ANSWER_BYTES + 4096)
+                line = stdout.readline(MAX_ANSWER_BYTES + 4096)
             except (OSError, ValueError):
                 line = b""
             lines.put(line)
             if not line:
                 return
 
-    def _next(self, timeout):
+    def _next(self, timeout: float | None) -> dict | str | None:
         """The next line as JSON: a dict, or a str saying why there is none (None: no line in time)."""
         try:
             line = self.lines.get(timeout=timeout)
@@ -89,7 +92,7 @@ class Worker:
         except ProtocolError:
             return "the worker wrote something that is not JSON"
 
-    def ask(self, request: Request, timeout: float):
+    def ask(self, request: Request, timeout: float) -> Any:
         """The typed answer to ``request``, or Unverifiable saying why there is none (never raises)."""
         if self.broken is None and (self.proc is None or self.proc.poll() is not None):
             self.start()
@@ -125,7 +128,7 @@ class Worker:
         except ProtocolError as exc:
             return Unverifiable(f"the answer is not one the protocol allows ({exc})")
 
-    def stop(self):
+    def stop(self) -> None:
         if self.proc is not None:
             try:
                 if self.proc.stdin is not None:
@@ -144,7 +147,7 @@ class Worker:
             self.proc = None
 
 
-def isolation_line(workers) -> str | None:
+def isolation_line(workers: list) -> str | None:
     """One line on what the workers' children are cut off from (from the first worker that said)."""
     for worker in workers:
         if worker.hello and isinstance(worker.hello.get("isolation"), dict):
@@ -163,7 +166,7 @@ def isolation_line(workers) -> str | None:
     return None
 
 
-def _said(why) -> str:
+def _said(why: object) -> str:
     return why[:120] if isinstance(why, str) and why else "unknown"
 
 

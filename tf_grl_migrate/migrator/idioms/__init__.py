@@ -40,6 +40,9 @@ from ..verdicts import Hint
 from .base import Idiom
 
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from ..sites import Site
     from .contract import (
         CallsRule,
         CheckSiteRule,
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
         ConvertRegistrationRule,
         EditModuleRule,
         EmitAllRule,
+        Facts,
         FinishRule,
         GatherRule,
         HintRule,
@@ -157,7 +161,7 @@ def runtime_rules() -> tuple[RuntimeRule, ...]:
                  for idiom in _RUNTIME)
 
 
-def runtime_hint(facts, call, site) -> tuple[Hint, ...]:
+def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> tuple[Hint, ...]:
     """What a refusal adds about ``--use-runtime`` (a hint, or none): without it, that a runtime
     rule would take the block; under it, why none did; nothing where neither applies."""
     found = runtime_rules()
@@ -165,7 +169,7 @@ def runtime_hint(facts, call, site) -> tuple[Hint, ...]:
         why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
         return (Hint("runtime", "--use-runtime does not take it", f"--use-runtime does not take it: {why}."),) \
             if why else ()
-    if site is not None and site.refusal.says_runtime:
+    if site is not None and site.refusal is not None and site.refusal.says_runtime:
         return ()
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
     if not hint:

@@ -89,17 +89,20 @@ def rewrite_module(module: cst.Module, plan: Plan) -> cst.Module | None:
     return module.with_changes(body=[*head, reexport, instance_line])
 
 
-def _future_or_handed_on(small, exported) -> bool:
+def _future_or_handed_on(small: cst.BaseSmallStatement, exported: set[str] | bool) -> bool:
     """An import a re-export keeps: ``from __future__``, or one binding a name ``import *`` hands on."""
+    if not isinstance(small, (cst.Import, cst.ImportFrom)):
+        return False  # an import line holds only imports
     if isinstance(small, cst.ImportFrom) and small.module is not None and code_of(small.module) == "__future__":
         return True
     if isinstance(small.names, cst.ImportStar):
         return True
     names = [bound_name(alias) for alias in small.names]
-    return any(not n.startswith("_") if exported is True else n in exported for n in names)
+    return any(not n.startswith("_") if exported is True else isinstance(exported, set) and n in exported
+               for n in names)
 
 
-def _instantiates(stmt, class_name: str) -> bool:
+def _instantiates(stmt: cst.BaseStatement, class_name: str) -> bool:
     """``name = ClassName()`` alone on its line. (Plain isinstance checks: importing libcst.matchers
     for this one match would cost every worker process ~0.15 s, as much as libcst itself.)"""
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
@@ -111,7 +114,7 @@ def _instantiates(stmt, class_name: str) -> bool:
             and isinstance(assign.value.func, cst.Name) and assign.value.func.value == class_name)
 
 
-def _is_dann_builder(cls: cst.ClassDef, plan) -> bool:
+def _is_dann_builder(cls: cst.ClassDef, plan: Plan) -> bool:
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     others = [s for s in cls.body.body if not isinstance(s, cst.FunctionDef) and not is_docstring(s)]
     if others or set(methods) != {"__init__", "__call__"}:

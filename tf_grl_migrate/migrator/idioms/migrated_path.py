@@ -21,7 +21,7 @@ from .contract import rule
 from .registered_gradient import tf2_name
 
 if TYPE_CHECKING:
-    from .contract import Converting
+    from .contract import Converting, Facts
 
 
 IDIOM = Idiom(
@@ -94,7 +94,7 @@ def edit_module(builder: Converting) -> list[Diagnostic]:
     return notes
 
 
-def _enclosing(facts, node):
+def _enclosing(facts: Facts, node: cst.CSTNode) -> cst.CSTNode:
     """The function holding ``node`` (its header, defaults and decorators too), else the
     module-level statement it is in."""
     last = node
@@ -107,7 +107,7 @@ def _enclosing(facts, node):
         last = parent
 
 
-def _receiver_values(facts, receiver, depth: int = 2) -> list:
+def _receiver_values(facts: Facts, receiver: cst.BaseExpression, depth: int = 2) -> list[cst.BaseExpression]:
     """What a moved map call's receiver was assigned: ``self.graph = <value>`` anywhere in the
     module for ``self.graph`` (and what a name assigned so holds); for a name, its assignments,
     and the default of a parameter it is."""

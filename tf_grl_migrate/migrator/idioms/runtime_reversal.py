@@ -40,10 +40,11 @@ IDIOM = Idiom(
 )
 
 
-def scale(builder, reg, calls):
+def scale(builder: Converting, reg: Registration, calls: list[cst.Call]) -> cst.BaseExpression | None:
     """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
     conversion = builder.conversion(reg)
-    forward = ops.op_type_of_callable(builder.facts.qn(conversion.forward, raw=True))
+    forward = ops.op_type_of_callable(
+        builder.facts.qn(conversion.forward, raw=True) if conversion.forward is not None else set())
     if conversion.arity != 1 or forward is None or forward.name != "Identity":
         return None
     if conversion.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
@@ -66,11 +67,11 @@ def scale(builder, reg, calls):
     return scale
 
 
-def match_reversal(builder, e, grad: str):
-    def is_grad(x):
+def match_reversal(builder: Converting, e: cst.BaseExpression, grad: str) -> cst.BaseExpression | None:
+    def is_grad(x: cst.BaseExpression | None) -> bool:
         return isinstance(x, cst.Name) and x.value == grad
 
-    def negated(x):
+    def negated(x: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
             return x.expression
         if isinstance(x, cst.Call) and len(x.args) == 1 and builder.facts.qn(x.func) & ops.NEGATIVE:
@@ -96,7 +97,7 @@ def match_reversal(builder, e, grad: str):
     return None
 
 
-def visible_at_sites(builder, expr, calls) -> bool:
+def visible_at_sites(builder: Converting, expr: cst.BaseExpression, calls: list[cst.Call]) -> bool:
     """Every name in ``expr`` is bound in a scope enclosing every call site, so it means the same there."""
     for name in load_names(expr):
         refs = builder.facts.referents(name)
@@ -119,7 +120,7 @@ def convert_registration(builder: Converting, reg: Registration, calls: list[cst
     return True
 
 
-def emit(builder, reg, scale, calls):
+def emit(builder: Converting, reg: Registration, scale: cst.BaseExpression, calls: list[cst.Call]) -> None:
     builder.plan.removed_defs.add(reg.fdef)
     builder.plan.remove(reg.fdef)
     if reg.kind == "decorator":

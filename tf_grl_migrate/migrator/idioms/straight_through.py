@@ -68,7 +68,8 @@ def convert_call(
     return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
 
 
-def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> str:
+def emit(builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpType,
+         target: ops.BuiltinGradient) -> str:
     """One generated function per block, op type and `name=` computing a gradient TensorFlow
     provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
     defined just before the block (so `name=` reads the same variables, when the op is
@@ -88,6 +89,7 @@ def emit(builder, site, call, op: ops.OpType, target: ops.BuiltinGradient) -> st
     if isinstance(call, cst.Call):
         forward = f"{builder.spelled(call.func)}({', '.join(inputs)}{forwarded})"
     else:
+        assert isinstance(call, cst.BinaryOperation)  # the operators the block's check let through: `*`, `-`
         forward = f"{inputs[0]}{code_of(call.operator)}{inputs[1]}"
     body = textwrap.indent(target.grad_body(builder.tf, "dy", inputs), " " * 8)
     src = (f"@{builder.tf}.custom_gradient\n"
