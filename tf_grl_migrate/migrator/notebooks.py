@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from typing import Any, Callable
 
 from ..report import Diagnostic
 from .precheck import MAGIC, may_hold_override
@@ -23,7 +24,7 @@ class NotebookError(Exception):
     """The notebook is not valid JSON of the expected shape (or cannot be written back exactly)."""
 
 
-def load(text: str):
+def load(text: str) -> dict[str, Any]:
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -33,12 +34,12 @@ def load(text: str):
     return nb
 
 
-def cell_source(cell) -> str:
+def cell_source(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else source
 
 
-def mask(source: str):
+def mask(source: str) -> tuple[str, list[str]] | None:
     """(the cell with each magic line replaced by a placeholder call, the original lines), or None
     when the cell cannot be masked (a non-Python cell magic, or the placeholder name is taken)."""
     if MAGIC in source:
@@ -82,7 +83,7 @@ def unmask(text: str, saved: list[str]) -> str:
     return "".join(lines)
 
 
-def _masked(source: str):
+def _masked(source: str) -> tuple[str, list[str]] | None:
     masked = mask(source)
     if masked is None:
         return None
@@ -93,7 +94,7 @@ def _masked(source: str):
     return masked
 
 
-def glue(nb) -> tuple[str, list[int], list[Diagnostic], dict[int, list[str]]]:
+def glue(nb: dict[str, Any]) -> tuple[str, list[int], list[Diagnostic], dict[int, list[str]]]:
     """The code cells (magics masked) as one module; which cells they are; diagnostics for skipped
     cells; the magic lines of each cell, for :func:`split`."""
     parts: list[str] = []
@@ -120,7 +121,7 @@ def glue(nb) -> tuple[str, list[int], list[Diagnostic], dict[int, list[str]]]:
     return "".join(parts), indices, diagnostics, magics
 
 
-def split(nb, glued: str, indices: list[int], magics: dict[int, list[str]]) -> dict[int, str]:
+def split(nb: dict[str, Any], glued: str, indices: list[int], magics: dict[int, list[str]]) -> dict[int, str]:
     """New source per cell index, from the migrated module text, magics put back."""
     pieces = _BOUNDARY_LINE.split(glued)
     # pieces: [first, idx, text, idx, text, ...]
@@ -160,7 +161,7 @@ def _json_format(text: str) -> dict:
     return {"indent": indent, "ensure_ascii": not re.search(r"[^\x00-\x7f]", text)}
 
 
-def writer(nb, original_text: str):
+def writer(nb: dict[str, Any], original_text: str) -> Callable[[dict[str, Any]], str]:
     """A function that serialises ``nb`` as the original file was written; call it before changing
     ``nb`` (it checks the loaded notebook reproduces ``original_text`` byte for byte, and raises
     :class:`NotebookError` when it does not).
@@ -172,7 +173,7 @@ def writer(nb, original_text: str):
     fmt = _json_format(lf_text)
     trailing = "\n" if lf_text.endswith("\n") else ""
 
-    def dumps(notebook) -> str:
+    def dumps(notebook: dict[str, Any]) -> str:
         out = json.dumps(notebook, **fmt) + trailing
         return out.replace("\n", "\r\n") if crlf else out
 
@@ -181,7 +182,7 @@ def writer(nb, original_text: str):
     return dumps
 
 
-def set_source(cell, text: str) -> None:
+def set_source(cell: dict[str, Any], text: str) -> None:
     if isinstance(cell.get("source"), list):
         cell["source"] = text.splitlines(keepends=True)
     else:

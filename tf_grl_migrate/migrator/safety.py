@@ -25,7 +25,7 @@ class SafetyError(Exception):
 
 
 def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False,
-          original_tree=None) -> None:
+          original_tree: ast.Module | None = None) -> None:
     """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery.
 
     ``removed``: (source, enclosing def/class names, names the replacement binds again) of each
@@ -61,7 +61,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
                           f"({shape[:120]}); nothing written (please report this)")
 
 
-def _check_not_read(removed, path: tuple, new_tree, rebound: set) -> None:
+def _check_not_read(removed: ast.Module, path: tuple, new_tree: ast.Module, rebound: set) -> None:
     """A removed ``name = ...`` (a graph look-up, a name builder, a counter) must not be read any
     more where it was bound: in the output, the function at ``path`` (or, at module level, the
     whole module) loads no name it bound."""
@@ -70,19 +70,20 @@ def _check_not_read(removed, path: tuple, new_tree, rebound: set) -> None:
     bound -= rebound
     if not bound:
         return
-    scope = new_tree
+    scope: ast.AST = new_tree
     for name in path:
-        scope = next((n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        found = next((n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                       and n.name == name and n is not scope), None)
-        if scope is None:
+        if found is None:
             return  # the whole definition went (a gradient function handed to the runtime)
+        scope = found
     for node in ast.walk(scope):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound:
             raise SafetyError(f"the rewrite would remove the assignment of `{node.id}`, which the rewritten code "
                               f"still reads (line {node.lineno}); nothing written (please report this)")
 
 
-def _hazard(node) -> str | None:
+def _hazard(node: ast.AST) -> str | None:
     what = _HAZARDS.get(type(node))
     if what:
         return what
@@ -95,11 +96,11 @@ def _hazard(node) -> str | None:
     return None
 
 
-def _unchanged(original: str, original_tree, new: str, new_tree) -> tuple[set[int], set[int]]:
+def _unchanged(original: str, original_tree: ast.Module, new: str, new_tree: ast.Module) -> tuple[set[int], set[int]]:
     """The module-level statements whose text is in both modules, paired one to one (by id, in
     each tree): their keys would cancel, so neither is walked. A statement is paired only with
     one of the very same lines, so nothing the rewrite removed or changed is left out."""
-    def segments(text: str, tree) -> list[tuple[str, int]]:
+    def segments(text: str, tree: ast.Module) -> list[tuple[str, int]]:
         lines = text.splitlines(keepends=True)
         out = []
         for stmt in tree.body:
@@ -119,7 +120,7 @@ def _unchanged(original: str, original_tree, new: str, new_tree) -> tuple[set[in
     return kept_old, kept_new
 
 
-def _keys(tree, flips: bool, skip: frozenset[int] | set[int] = frozenset()) -> Counter:
+def _keys(tree: ast.AST, flips: bool, skip: frozenset[int] | set[int] = frozenset()) -> Counter:
     keys: Counter[tuple] = Counter()
     for top in tree.body if isinstance(tree, ast.Module) else [tree]:
         if id(top) in skip:
@@ -130,7 +131,7 @@ def _keys(tree, flips: bool, skip: frozenset[int] | set[int] = frozenset()) -> C
     return keys
 
 
-def _statement_keys(stmt, flips: bool) -> list:
+def _statement_keys(stmt: ast.stmt, flips: bool) -> list:
     kind = type(stmt).__name__
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         items = [item for item in stmt.items if not _is_map_call(item.context_expr)]
@@ -148,13 +149,13 @@ def _statement_keys(stmt, flips: bool) -> list:
     return [(kind, _shape(stmt, flips, skip=_BODIES))]
 
 
-def _is_map_call(node) -> bool:
+def _is_map_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == MARKER)
         or (isinstance(node.func, ast.Name) and node.func.id == MARKER))
 
 
-def _shape(node, flips: bool, skip=()):
+def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
     """A statement's shape, blurred where the rewrite changes code on purpose: names (fresh
     inputs, renamed gradient functions), call targets (an op call becomes a call of its
     custom-gradient function; removed TF aliases get their TF2 names), an op's ``name=`` (passed

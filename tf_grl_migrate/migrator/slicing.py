@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .precheck import MARKER, PRIVATE
 
@@ -60,7 +62,7 @@ class Slice:
         return new
 
 
-def _names(node, unit: _Unit | None = None, nodes=None) -> tuple[set, set]:
+def _names(node: ast.AST, unit: _Unit | None = None, nodes: list[ast.AST] | None = None) -> tuple[set, set]:
     """(identifiers, bare names) anywhere under node. With ``unit`` (a top-level def or class), the
     same walk also gathers into it what it may bind at module level (``global`` names, walrus
     targets), the attributes it assigns and the names it reads. ``nodes``: every node under
@@ -94,7 +96,7 @@ _DECLARING = frozenset({ast.arg, ast.keyword, ast.FunctionDef, ast.AsyncFunction
                         ast.ExceptHandler, *(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))})
 
 
-def _declared(n) -> list:
+def _declared(n: Any) -> list:  # an ast node that declares names: arg, alias, keyword, def or class
     if isinstance(n, ast.arg):
         return [n.arg]
     if isinstance(n, ast.alias):
@@ -103,11 +105,11 @@ def _declared(n) -> list:
     return [found] if found else []
 
 
-def module_binds(stmt) -> set:
+def module_binds(stmt: ast.stmt) -> set:
     """Names a top-level statement may bind at module level (over-approximated: every global and
     walrus anywhere in it counts)."""
     out = set()
-    stack = [stmt]
+    stack: list[ast.AST] = [stmt]
     while stack:
         n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -140,7 +142,7 @@ def _unit_facts(unit: _Unit) -> None:
     unit.mentions, unit.bare = _names(unit.node, unit)
 
 
-def _receivers(nodes) -> set:
+def _receivers(nodes: Iterable[ast.AST]) -> set:
     """Identifiers in the receivers of ``X.gradient_override_map`` among ``nodes`` (what may hold the graph)."""
     out = set()
     for n in nodes:
@@ -149,7 +151,7 @@ def _receivers(nodes) -> set:
     return out
 
 
-def _assignments(nodes) -> list:
+def _assignments(nodes: Iterable[ast.AST]) -> list:
     return [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
 
 
@@ -165,7 +167,7 @@ def _feeds(assignments: list, receivers: set) -> set:
     return out
 
 
-def _values(nodes) -> set:
+def _values(nodes: Iterable[ast.AST]) -> set:
     """Bare names used other than as the function of a call (``MAP``, ``G``, a gradient function
     passed to ``RegisterGradient(...)``): their other uses matter; a helper only called does not."""
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
@@ -176,13 +178,13 @@ def _values(nodes) -> set:
     return out
 
 
-def _imported(stmt) -> set:
+def _imported(stmt: ast.Import | ast.ImportFrom) -> set:
     if isinstance(stmt, ast.Import):
         return {a.asname or a.name.split(".")[0] for a in stmt.names}
     return {a.asname or a.name for a in stmt.names if a.name != "*"}
 
 
-def _first_line(stmt) -> int:
+def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
 
 
@@ -191,11 +193,11 @@ def _line_break_at(text: str, i: int) -> str:
     return "\r\n" if text.startswith("\r\n", i) else text[i:i + 1] if text[i:i + 1] in ("\r", "\n") else ""
 
 
-def _last_line(stmt) -> int:
+def _last_line(stmt: ast.stmt) -> int:
     return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno  # ast.parse always sets it
 
 
-def _text(stmt, lines) -> str:
+def _text(stmt: ast.stmt, lines: list[str]) -> str:
     return "".join(lines[_first_line(stmt) - 1:_last_line(stmt)])
 
 
