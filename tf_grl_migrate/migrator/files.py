@@ -6,10 +6,14 @@ import errno
 import os
 import re
 import stat
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from ..report import Diagnostic, FileReport
 from . import precheck
+
+if TYPE_CHECKING:
+    from .facts import Links
 
 SUFFIXES = (".py", ".ipynb")
 
@@ -18,7 +22,7 @@ DEFAULT_EXCLUDES = (
 )
 
 
-def discover(paths, exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:
+def discover(paths: Iterable[str], exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:
     """Files to process, sorted. Directories are walked for ``.py`` and ``.ipynb``; named files are
     always kept."""
     pattern = re.compile(exclude if exclude is not None else DEFAULT_EXCLUDES)
@@ -34,7 +38,8 @@ def discover(paths, exclude: str | None = None, extend_exclude: str | None = Non
     return sorted(found)
 
 
-def _walk(top: str, pattern, extra, check_files: bool, found: set[str]) -> None:
+def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, check_files: bool,
+          found: set[str]) -> None:
     """Add the ``.py``/``.ipynb`` files under ``top`` to ``found``, by os.walk's rules (a symlinked
     folder is listed, not entered) with each file's type from the listing: a regular file costs
     no stat (a symlink is followed, as os.path.isfile would)."""
@@ -70,7 +75,7 @@ def _is_file(entry: os.DirEntry) -> bool:
         return False
 
 
-def _excluded(rel: str, pattern, extra) -> bool:
+def _excluded(rel: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None) -> bool:
     return bool(pattern.search(rel) or (extra is not None and extra.search(rel)))
 
 
@@ -117,7 +122,7 @@ class NotCached(Exception):
     """Raised by ``migrate_text(..., compute=False)`` when the cache holds no result."""
 
 
-def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
+def migrate_text(path: str, text: str, use_runtime: bool = False, cache: Any = None,
                  compute: bool = True) -> tuple[str, FileReport]:
     """Migrate one module's text; never raises (but :class:`NotCached` when asked not to compute):
     failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.migrator.cache.Cache`, a text seen
@@ -130,7 +135,7 @@ def migrate_text(path: str, text: str, use_runtime: bool = False, cache=None,
     return _compute(path, text, use_runtime, cache, key, compute)
 
 
-def _look_up(cache, data: bytes, use_runtime: bool, kind: str):
+def _look_up(cache: Any, data: bytes, use_runtime: bool, kind: str) -> tuple[str | None, Any]:
     """(key, (new_text | None, diagnostics) | None); (None, None) without a cache."""
     if cache is None:
         return None, None
@@ -138,7 +143,8 @@ def _look_up(cache, data: bytes, use_runtime: bool, kind: str):
     return key, cache.get(key)
 
 
-def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=None):
+def _compute(path: str, text: str, use_runtime: bool, cache: Any, key: str | None, compute: bool,
+             links: Links | None = None, blocked: dict | None = None) -> tuple[str, FileReport]:
     """Migrate a text the cache did not know, and remember the result."""
     if not compute:
         raise NotCached
@@ -148,7 +154,8 @@ def _compute(path, text, use_runtime, cache, key, compute, links=None, blocked=N
     return new_text, report
 
 
-def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=None) -> tuple[str, FileReport]:
+def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None = None,
+                  blocked: dict | None = None) -> tuple[str, FileReport]:
     report = FileReport(path)
     tree = None
     try:
@@ -187,7 +194,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links=None, blocked=N
     return result.code, report
 
 
-def _parse_failure(text: str, exc) -> Diagnostic:
+def _parse_failure(text: str, exc: Any) -> Diagnostic:  # exc: libcst.ParserSyntaxError (imported lazily)
     """GRL902 where Python's own parser puts the error, with its message ("Missing parentheses in
     call to 'print'" says more than libcst's token list, and libcst's native parser can point a line
     or two off). libcst's account only when Python parses the text and libcst does not."""
@@ -268,7 +275,7 @@ def read_bytes(path: str) -> bytes:
     return b"".join(chunks)
 
 
-def read(path: str):
+def read(path: str) -> tuple[Any, FileReport | None]:  # (bytes, None) or (None, the failure)
     """(raw bytes, None) or (None, a failure report)."""
     try:
         return read_bytes(path), None
@@ -281,7 +288,7 @@ def read(path: str):
 
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
-                 raw: bytes | None = None, cache=None, compute: bool = True, links=None,
+                 raw: bytes | None = None, cache: Any = None, compute: bool = True, links: Links | None = None,
                  blocked: dict | None = None, keep_text: bool = False) -> FileReport:
     """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
     ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
@@ -329,7 +336,8 @@ def _write(report: FileReport, path: str, data: bytes, raw: bytes) -> None:
         report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
 
 
-def _process_notebook(path, raw, write, want_diff, use_runtime, cache, compute, keep_text=False) -> FileReport:
+def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_runtime: bool, cache: Any,
+                      compute: bool, keep_text: bool = False) -> FileReport:
     from . import notebooks
 
     report = FileReport(path)
@@ -413,7 +421,7 @@ def replace_atomically(target: str, data: bytes, mode: int | None = None, durabl
 
 
 # -- what verification reads and writes (tf_grl_migrate.verifier reaches files through these) --
-def text_of(path: str, raw: bytes):
+def text_of(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnostic]]:
     """(the text a file's code is, how a diagnostic of that text is placed): a module's decoded
     text as it stands; a notebook's code cells glued, a diagnostic then naming its cell."""
     if not path.endswith(".ipynb"):
