@@ -175,7 +175,7 @@ class RuleFacts:
     def parent(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
         return self._planner.parents.get(node)
 
-    def scope(self, node: cst.CSTNode) -> Scope | None:
+    def scope(self, node: cst.CSTNode | None) -> Scope | None:
         return self._planner.scopes.get(node)
 
     def external(self, spelling: str) -> facts.External | None:

@@ -162,7 +162,7 @@ Answer = (Ran, Values, Unverifiable)
 # -- decoding ------------------------------------------------------------------------------------
 
 
-def _need(data, key, kind, where):
+def _need(data: Any, key: str, kind: Any, where: str) -> Any:  # data: decoded JSON, anything
     if not isinstance(data, dict) or key not in data:
         raise ProtocolError(f"{where}: no {key!r}")
     value = data[key]
@@ -177,14 +177,14 @@ def _need(data, key, kind, where):
     return value
 
 
-def _optional_text(data, key, where):
+def _optional_text(data: dict, key: str, where: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise ProtocolError(f"{where}: {key!r} is not text")
     return value
 
 
-def _array(data, where) -> Array:
+def _array(data: Any, where: str) -> Array:
     shape = _need(data, "shape", list, where)
     values = _need(data, "values", list, where)
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
@@ -194,11 +194,11 @@ def _array(data, where) -> Array:
     return Array(tuple(shape), tuple(_number(v, f"{where}: an array value") for v in values))
 
 
-def _arrays(data, key, where) -> tuple:
+def _arrays(data: Any, key: str, where: str) -> tuple:
     return tuple(_array(a, f"{where}.{key}[{i}]") for i, a in enumerate(_need(data, key, list, where)))
 
 
-def _setting(data, where) -> dict:
+def _setting(data: Any, where: str) -> dict:
     setting = _need(data, "setting", dict, where)
     for k, v in setting.items():
         if not isinstance(k, str) or not isinstance(v, (int, float, bool)):
@@ -208,14 +208,14 @@ def _setting(data, where) -> dict:
     return setting
 
 
-def _lines(data, key, where) -> tuple:
+def _lines(data: dict, key: str, where: str) -> tuple:
     found = data.get(key, [])
     if not isinstance(found, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in found):
         raise ProtocolError(f"{where}: {key!r} is not a list of line numbers")
     return tuple(found)
 
 
-def loads(line: bytes):
+def loads(line: bytes) -> Any:
     """The JSON value of one line a worker wrote; ProtocolError for anything that is not JSON
     (nested past the parser's depth, numbers past its range, bytes that are not UTF-8)."""
     try:
@@ -224,7 +224,7 @@ def loads(line: bytes):
         raise ProtocolError(f"not JSON ({type(exc).__name__})") from None
 
 
-def decode(kind: Kind, data) -> Ran | Values | Unverifiable:
+def decode(kind: Kind, data: Any) -> Ran | Values | Unverifiable:
     """The typed answer to a request of ``kind``; ProtocolError for anything else, whatever
     ``data`` is (the parser is total: no other exception leaves it)."""
     try:
@@ -235,7 +235,7 @@ def decode(kind: Kind, data) -> Ran | Values | Unverifiable:
         raise ProtocolError(f"a malformed answer ({type(exc).__name__})") from None
 
 
-def _number(value, where: str) -> float:
+def _number(value: Any, where: str) -> float:
     """A JSON number as a float: an integer too large for one is refused, not an OverflowError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ProtocolError(f"{where}: not a number")
@@ -247,7 +247,7 @@ def _number(value, where: str) -> float:
 _LARGEST = int(sys.float_info.max)
 
 
-def _decode(kind: Kind, data) -> Ran | Values | Unverifiable:
+def _decode(kind: Kind, data: Any) -> Ran | Values | Unverifiable:
     if not isinstance(data, dict) or len(data) != 1:
         raise ProtocolError("an answer is one object with one key")
     (tag, body), = data.items()
@@ -292,7 +292,7 @@ def _decode(kind: Kind, data) -> Ran | Values | Unverifiable:
 # -- encoding (the worker's side) -----------------------------------------------------------------
 
 
-def encode(answer) -> bytes:
+def encode(answer: Ran | Values | Unverifiable) -> bytes:
     """The JSON bytes of an answer (NaN and infinities as JSON's extensions, which ``decode`` reads)."""
     data: dict[str, Any]
     if isinstance(answer, Unverifiable):

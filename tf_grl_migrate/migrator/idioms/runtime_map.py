@@ -10,7 +10,7 @@ Why it is built so: docs/design.md, "migrator/idioms/runtime_map.py"."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -105,7 +105,7 @@ def why_not(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | 
     return eligible(facts, cst.ensure_type(call, cst.Call), site)
 
 
-def eligible(facts, call: cst.Call, site) -> str | None:
+def eligible(facts: Facts, call: cst.Call, site: Site | None) -> str | None:
     """None when the call can move onto the runtime map, else why not (for tests and hints)."""
     if site is not None and site.refusal and site.refusal.code not in _INLINE_ONLY:
         return f"{site.refusal.code} holds for the runtime map too"
@@ -127,7 +127,8 @@ def eligible(facts, call: cst.Call, site) -> str | None:
     return None
 
 
-def _entry_unusable(facts, element, site, mapping, anchor) -> str | None:
+def _entry_unusable(facts: Facts, element: cst.BaseDictElement, site: Site | None, mapping: cst.Dict,
+                    anchor: cst.CSTNode) -> str | None:
     """Why one entry of a literal map cannot move onto the runtime map: its key is no op type the
     runtime map can find (or one TF1 made along unseen paths), its target no registration of
     this module the runtime map can call; None where it can."""
@@ -153,7 +154,7 @@ def _entry_unusable(facts, element, site, mapping, anchor) -> str | None:
     return None
 
 
-def targets(facts, call: cst.Call):
+def targets(facts: Facts, call: cst.Call) -> Any:  # the registrations the map may name, or ALL
     """The registrations a chosen call may name: a list, or ALL."""
     mapping = override_block.resolve_map(facts, call.args[0].value)
     if not isinstance(mapping, cst.Dict):
@@ -170,7 +171,7 @@ def targets(facts, call: cst.Call):
     return found
 
 
-def _not_tf2(facts, reg) -> str | None:
+def _not_tf2(facts: Facts, reg: Registration) -> str | None:
     """Why the kept gradient function would fail under TF2 on a name or keyword (GRL114's message),
     or None: names and keywords TF2 spells otherwise are respelled in place, as the inline rewrite
     does in the code it moves."""
@@ -182,7 +183,7 @@ def _not_tf2(facts, reg) -> str | None:
 OP_ATTRIBUTES = frozenset({"inputs", "outputs", "type", "name", "get_attr", "graph"})
 
 
-def _unusable(facts, reg) -> str | None:
+def _unusable(facts: Facts, reg: Registration) -> str | None:
     """Why a kept gradient function would fail under the runtime map where TF1's worked, or None."""
     if reg.fdef is None:  # a function handed in (`tf.RegisterGradient(name)(fn)`): the caller's, kept as it is
         return None
@@ -203,7 +204,7 @@ def _unusable(facts, reg) -> str | None:
     return _not_tf2(facts, reg)
 
 
-def _registration_unusable(facts, reg, anchor) -> str | None:
+def _registration_unusable(facts: Facts, reg: Registration, anchor: cst.CSTNode) -> str | None:
     why = _unusable(facts, reg)
     if why:
         return why
@@ -214,7 +215,7 @@ def _registration_unusable(facts, reg, anchor) -> str | None:
     return None
 
 
-def _entered_as_default(facts, call: cst.Call) -> bool:
+def _entered_as_default(facts: Facts, call: cst.Call) -> bool:
     """``with graph.as_default(), graph.gradient_override_map(m):`` (or the map inside ``with
     graph.as_default():``): the receiver is entered as the default graph, so it is a graph."""
     graph = code_of(receiver(call))
@@ -231,7 +232,7 @@ def _entered_as_default(facts, call: cst.Call) -> bool:
     return False
 
 
-def passed_graph(facts, receiver):
+def passed_graph(facts: Facts, receiver: cst.BaseExpression) -> Any:
     """The receiver, to pass as ``graph=`` (the runtime applies TF's own map to it in a
     ``tf.compat.v1`` graph), or None where the runtime's own choice, the default graph, is the
     same graph: ``tf.get_default_graph()``, and ``<expr>.graph`` (a tensor's, an op's or a
@@ -247,13 +248,13 @@ def passed_graph(facts, receiver):
     return receiver
 
 
-def _default_or_owner_graph(facts, expr) -> bool:
+def _default_or_owner_graph(facts: Facts, expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call):
         return bool(facts.qn(expr.func) & ops.DEFAULT_GRAPH)
     return isinstance(expr, cst.Attribute) and expr.attr.value == "graph"
 
 
-def emit(builder, call: cst.Call) -> None:
+def emit(builder: Converting, call: cst.Call) -> None:
     graph = receiver(call)
     passed = passed_graph(builder.facts, graph)
     builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
@@ -268,7 +269,7 @@ def emit(builder, call: cst.Call) -> None:
     builder.plan.calls[call] = build
 
 
-def keep(builder, reg) -> None:
+def keep(builder: Converting, reg: Registration) -> None:
     """A registration a runtime block may name stays, with TF2's spelling of TF1 names."""
     builder.plan.renames.update(reg.renames)
     builder.plan.keywords.update(reg.keywords)
