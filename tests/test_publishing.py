@@ -302,3 +302,20 @@ def test_libcst_codemod_command_migrates_linked_modules_as_the_cli_does(tmp_path
     for path in case.glob("*.py"):
         assert (theirs / path.name).read_text() == (ours / path.name).read_text(), path.name
     assert (ours / "grads.py").read_text() != (case / "grads.py").read_text()
+
+
+def test_libcst_codemod_warnings_carry_the_diagnostics_hints():
+    """A refusal's hint is a field of the diagnostic (not spliced into its message): the LibCST
+    command's warning still says it, as the one-line text report does."""
+    import libcst
+    from libcst.codemod import CodemodContext
+
+    from tf_grl_migrate.libcst_command import MigrateGradientOverrides
+
+    source = ("import tensorflow as tf\n\n\ndef f(x):\n"
+              "    ctx = tf.get_default_graph().gradient_override_map({'Sign': 'Identity'})\n"
+              "    return tf.sign(x)\n")
+    context = CodemodContext()
+    MigrateGradientOverrides(context).transform_module(libcst.parse_module(source))
+    [warning] = context.warnings
+    assert warning.startswith("GRL111 5:11: ") and warning.endswith("(--use-runtime migrates it)")

@@ -44,8 +44,8 @@ class MigrateGradientOverrides(CodemodCommand):
             new, diagnostics = found
         for d in diagnostics:
             if d.is_failure:
-                raise SkipFile(f"{d.code} {d.line}:{d.col}: {d.message}")
-            self.warn(f"{d.code} {d.line}:{d.col}: {d.message}")
+                raise SkipFile(f"{d.code} {d.line}:{d.col}: {d.sentence}")
+            self.warn(f"{d.code} {d.line}:{d.col}: {d.sentence}")
         return tree if new is None else cst.parse_module(new)
 
     def _from_run(self, source: str) -> tuple | None:
