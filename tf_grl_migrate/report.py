@@ -25,7 +25,7 @@ class _Fields(NamedTuple):
 
 
 class Diagnostic(_Fields):
-    """Immutable, ordered by (line, col, code, message, cell, details). Its code is one of the
+    """Immutable, ordered by (line, col, code, message, cell, details, hints). Its code is one of the
     table's (``codes.CODES``): a code that is not there cannot be emitted. A message written as
     ``"sentence\ndetails"`` is split there: the first line is the message, the rest its details."""
 
@@ -88,8 +88,6 @@ class Diagnostic(_Fields):
         if self.cell is None:
             del data["cell"]
         return data
-
-
 
 
 class FileReport:

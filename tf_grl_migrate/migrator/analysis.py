@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from types import MappingProxyType
-from typing import Callable, TypeVar
+from typing import Callable
 
 import libcst as cst
 
@@ -15,7 +15,7 @@ from ..knowledge import ops
 from ..report import Diagnostic
 from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
-from .idioms.contract import Facts
+from .idioms.contract import Facts, T
 from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
@@ -101,9 +101,6 @@ class Collector(QuickVisitor):
         self.names.add(node.value)
 
 
-T = TypeVar("T")
-
-
 class RuleFacts:
     """What the rules read of a module (idioms.contract.Facts): the planner's answers, and its
     records as tuples; a rule decides by what it returns, and only the planner writes."""
@@ -138,7 +135,7 @@ class RuleFacts:
         return frozenset(self._planner.moved)
 
     # the planner's answers (each documented there)
-    def qn(self, node: cst.CSTNode, raw: bool = False) -> set[str]:
+    def qn(self, node: cst.CSTNode | None, raw: bool = False) -> set[str]:
         return self._planner.qn(node, raw)
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:

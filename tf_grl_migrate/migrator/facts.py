@@ -441,7 +441,7 @@ class Run:
                     refusal = Refusal(
                         "GRL110",
                         f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                        f"is kept as it is: {why.text()} (in {os.path.basename(origin)})",
+                        f"is kept as it is: {why.message} (in {os.path.basename(origin)})",
                         why.hints, says_runtime=why.says_runtime,
                     )
                 externals.setdefault(path, {})[spelling] = External(
@@ -452,7 +452,7 @@ class Run:
                 entry["used_in"].add(path)
                 if refusal and not entry["refusal"]:
                     entry["refusal"] = Refusal("GRL110", f"its use in {os.path.basename(path)} is not migrated "
-                                                         f"({refusal.text()})", refusal.hints,
+                                                         f"({refusal.message})", refusal.hints,
                                                says_runtime=refusal.says_runtime)
                     entry["origin"] = path
         out: dict[str, Links] = {}
@@ -473,7 +473,7 @@ class Run:
                         if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
                             externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal(
                                 "GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                          f"is kept as it is: {refusal.text()}", refusal.hints,
+                                          f"is kept as it is: {refusal.message}", refusal.hints,
                                 says_runtime=refusal.says_runtime))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())

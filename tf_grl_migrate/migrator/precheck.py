@@ -6,7 +6,10 @@ from __future__ import annotations
 import functools
 import re
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ast
 
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
@@ -183,3 +186,18 @@ def _tensorflows_own(value: str) -> bool:
     from ..knowledge import ops
 
     return value in ops.BUILTIN_GRADIENTS or value in ops.op_type_names()
+
+
+# -- the lines of a module-level statement: what slicing sets aside, what the safety net pairs ----------
+def first_line(stmt: ast.stmt) -> int:
+    """A statement's first line, its decorators' included."""
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+
+
+def last_line(stmt: ast.stmt) -> int:
+    return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno  # ast.parse always sets it
+
+
+def statement_text(stmt: ast.stmt, lines: list[str]) -> str:
+    """The whole lines a statement stands on (``lines``: the module's, with their line breaks)."""
+    return "".join(lines[first_line(stmt) - 1:last_line(stmt)])

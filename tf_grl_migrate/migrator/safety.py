@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from .precheck import MARKER
+from .precheck import MARKER, statement_text
 
 RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
 RUNTIME_PY_FUNC = "py_func"  # tf_grl_migrate.py_func(..., grad=, override_types=): the registration moves there
@@ -102,11 +102,7 @@ def _unchanged(original: str, original_tree: ast.Module, new: str, new_tree: ast
     one of the very same lines, so nothing the rewrite removed or changed is left out."""
     def segments(text: str, tree: ast.Module) -> list[tuple[str, int]]:
         lines = text.splitlines(keepends=True)
-        out = []
-        for stmt in tree.body:
-            first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-            out.append(("".join(lines[first - 1:stmt.end_lineno]), id(stmt)))
-        return out
+        return [(statement_text(stmt, lines), id(stmt)) for stmt in tree.body]
 
     pending: dict[str, list[int]] = {}
     for text, ident in segments(new, new_tree):

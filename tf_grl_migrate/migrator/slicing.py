@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .precheck import MARKER, PRIVATE
+from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text
 
 _SEED = re.compile(r"gradient|override|Defun", re.IGNORECASE)
 _MARKERS = (MARKER, PRIVATE)
@@ -184,21 +184,9 @@ def _imported(stmt: ast.Import | ast.ImportFrom) -> set:
     return {a.asname or a.name for a in stmt.names if a.name != "*"}
 
 
-def _first_line(stmt: ast.stmt) -> int:
-    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-
-
 def _line_break_at(text: str, i: int) -> str:
     """The line break starting at ``text[i]`` (``\r\n``, ``\r`` or ``\n``), or ""."""
     return "\r\n" if text.startswith("\r\n", i) else text[i:i + 1] if text[i:i + 1] in ("\r", "\n") else ""
-
-
-def _last_line(stmt: ast.stmt) -> int:
-    return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno  # ast.parse always sets it
-
-
-def _text(stmt: ast.stmt, lines: list[str]) -> str:
-    return "".join(lines[_first_line(stmt) - 1:_last_line(stmt)])
 
 
 def _candidate_units(body: list, lines: list) -> list[_Unit]:
@@ -208,10 +196,10 @@ def _candidate_units(body: list, lines: list) -> list[_Unit]:
     for i, stmt in enumerate(body):
         if not isinstance(stmt, _UNITS):
             continue
-        first, last = _first_line(stmt), _last_line(stmt)
-        shares = (i > 0 and _last_line(body[i - 1]) >= first) or (
-            i + 1 < len(body) and _first_line(body[i + 1]) <= last)
-        if shares or _SEED.search(_text(stmt, lines)) or not lines[first - 1][:1].strip():
+        first, last = first_line(stmt), last_line(stmt)
+        shares = (i > 0 and last_line(body[i - 1]) >= first) or (
+            i + 1 < len(body) and first_line(body[i + 1]) <= last)
+        if shares or _SEED.search(statement_text(stmt, lines)) or not lines[first - 1][:1].strip():
             continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
         unit = _Unit(stmt, i, first, last)
         _unit_facts(unit)
@@ -239,7 +227,7 @@ def _kept_facts(kept: list, lines: list) -> tuple:
         receivers |= _receivers(nodes)
         assignments.append(_assignments(nodes))
         bound |= binds
-        if _SEED.search(_text(stmt, lines)):
+        if _SEED.search(statement_text(stmt, lines)):
             core |= binds
             seen |= _values(nodes)
             mentions |= bare
@@ -277,7 +265,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     mentions |= imported
     core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
     for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
-        if _SEED.search(_text(stmt, lines)):
+        if _SEED.search(statement_text(stmt, lines)):
             core |= _imported(stmt)
     receivers = _grown(receivers, assignments) if kept else receivers
     changed = True

@@ -30,10 +30,6 @@ class Refusal:
     hints: tuple[Hint, ...] = ()
     says_runtime: bool = False
 
-    def text(self) -> str:
-        """The message (its sentence and details), as another refusal quotes it."""
-        return self.message
-
     def with_hint(self, name: str, text: str) -> Refusal:
         """This refusal with the hint ``name`` (replaced where it had one)."""
         kept = tuple(h for h in self.hints if h.name != name)

@@ -53,10 +53,9 @@ class Verification(NamedTuple):
         called, reason = _clipped(self.callable, 60, "("), self.reason or ""
         whole = f"{self.callable}: {reason}" if reason else self.callable
         if self.status == VERIFIED:
-            note = f" ({_clipped(reason, 50, ':')})" if reason else ""
-            line = f"verified {called}: max |diff| {_number(self.max_abs_diff)}{note}"
-            return line if line == f"verified {self.callable}: max |diff| {_number(self.max_abs_diff)}" + (
-                f" ({reason})" if reason else "") else f"{line}\nVerified {whole}."
+            note = _clipped(reason, 50, ":")
+            line = f"verified {called}: max |diff| {_number(self.max_abs_diff)}" + (f" ({note})" if reason else "")
+            return line if called == self.callable and note == reason else f"{line}\nVerified {whole}."
         if self.status == DIFFERS:
             if hand:
                 return f"differs {called}: {_clipped(reason, 80)}\nThe migrated code does not compute what the " \
@@ -64,8 +63,9 @@ class Verification(NamedTuple):
             return (f"differs {called}: {_clipped(reason, 60)}; not written: please report it\nThe migration "
                     f"changed what this code computes, so the file is not written (report it to tf-grl-migrate): "
                     f"{whole}.")
-        line = f"not verifiable {called}: {_clipped(reason, 80)}; test this site by hand"
-        return line if called == self.callable and _clipped(reason, 80) == reason else f"{line}\n{whole}"
+        short = _clipped(reason, 80)
+        line = f"not verifiable {called}: {short}; test this site by hand"
+        return line if called == self.callable and short == reason else f"{line}\n{whole}"
 
     def diagnostic(self, hand: bool = False):
         from ..report import Diagnostic

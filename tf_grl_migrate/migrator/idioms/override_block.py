@@ -451,7 +451,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
         if site.item.item in moved:
             continue
         if site.refusal:
-            said.append(site.refusal.diagnostic(facts.pos(site.with_node), *runtime_hint(facts, site.item.item, site)))
+            said.append(site.refusal.diagnostic(facts.pos(site.with_node), *runtime_hint(facts, site.map_call, site)))
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())

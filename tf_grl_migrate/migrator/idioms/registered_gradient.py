@@ -516,7 +516,7 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
     reg.export = export
     if export.refusal:
         return refusal or Refusal("GRL110", f"the gradient registered as {code_of(reg.name_expr)} is kept "
-                                            f"as it is: {export.refusal.text()}", export.refusal.hints,
+                                            f"as it is: {export.refusal.message}", export.refusal.hints,
                                   says_runtime=export.refusal.says_runtime)
     if reg.kind == "factory" or reg.rename:
         return refusal or Refusal("GRL106", f"`{reg.function.name.value}` is used from other modules "
@@ -540,7 +540,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
         if any(reg in regs_of(t) for s in facts.sites for _, t in s.entries) or any(
                 spelled in code_of(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
-        anchor = reg.decorator if reg.kind == "decorator" else reg.stmt or reg.fdef or reg.function
+        anchor = reg.decorator if reg.kind == "decorator" else reg.stmt
         said.append(Diagnostic.at(facts.pos(anchor or reg.function), "GRL202", (
             f"note: the gradient registered as {spelled} is used by no block of this file and is kept; run the "
             "tool on the modules that use it together\nIf other modules use it, running them with this one "

@@ -143,7 +143,7 @@ def _entry_unusable(facts: Facts, element: cst.BaseDictElement, site: Site | Non
                 f"TF1's gradients")
     target = match_target(facts, element.value)
     if isinstance(target, Refusal):
-        return target.text() if is_string_literal(element.value) else None  # a literal registered nowhere
+        return target.message if is_string_literal(element.value) else None  # a literal registered nowhere
     if not isinstance(target, (Registration, Dispatch, ops.BuiltinGradient)):
         return "a target is registered in another module"
     for reg in target.choices.values() if isinstance(target, Dispatch) else (
@@ -189,7 +189,7 @@ def _unusable(facts: Facts, reg: Registration) -> str | None:
         return None
     params = reg.function.params
     if len(params.params) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
-        return reg.refusal.text() if reg.refusal else f"`{reg.function.name.value}` does not take (op, grad)"
+        return reg.refusal.message if reg.refusal else f"`{reg.function.name.value}` does not take (op, grad)"
     if params.params:
         op = params.params[0].name.value
         for attr in attributes_in(reg.function.body):  # outermost dotted names: `op.node_def.name`

@@ -43,8 +43,7 @@ IDIOM = Idiom(
 def scale(builder: Converting, reg: Registration, calls: list[cst.Call]) -> cst.BaseExpression | None:
     """The scale S when the gradient is exactly ``-S * grad`` of an Identity op, else None."""
     conversion = builder.conversion(reg)
-    forward = ops.op_type_of_callable(
-        builder.facts.qn(conversion.forward, raw=True) if conversion.forward is not None else set())
+    forward = ops.op_type_of_callable(builder.facts.qn(conversion.forward, raw=True))
     if conversion.arity != 1 or forward is None or forward.name != "Identity":
         return None
     if conversion.name_keyword is not None:  # flip_gradient(x, l) takes no name: the inline code keeps it
