@@ -15,9 +15,9 @@ import pytest
 from harness import CASES, cli
 
 from tf_grl_migrate import migrate_paths
+from tf_grl_migrate.api import _verify, verify_port
 from tf_grl_migrate.codes import CODES
 from tf_grl_migrate.report import FileReport
-from tf_grl_migrate.verifier import verify_against, verify_reports
 
 VERIFY = CASES / "verify"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ def hand_ports(tmp_path_factory):
             assert right.count(old) == 1, name
             port = right.replace(old, new)
         (root / "tf2" / f"{name}.py").write_text(port)
-    reports = verify_against(str(root / "tf1"), str(root / "tf2"), jobs=2)
+    reports = verify_port(str(root / "tf1"), str(root / "tf2"), jobs=2)
     return root, {pathlib.Path(r.path).stem: r for r in reports}
 
 
@@ -160,8 +160,8 @@ def test_a_wrong_migration_is_not_written_and_exits_1(tmp_path):
     bad = good.replace("tf.negative(grad) * l", "grad * l")
     assert bad != good
     report = FileReport(str(path), changed=True)
-    report.new_text = bad
-    verify_reports([report], [str(tmp_path)], write=True, jobs=1)
+    report.new_text, report.source = bad, original
+    _verify([report], [str(tmp_path)], write=True, use_runtime=False, jobs=1, timeout=None, cache=None)
     assert report.differs and not report.written
     assert path.read_bytes() == original
     d = next(d for d in report.diagnostics if d.code == "GRL302")
@@ -170,9 +170,26 @@ def test_a_wrong_migration_is_not_written_and_exits_1(tmp_path):
 
     assert report_module.exit_status([report], check=False) == 1
     report = FileReport(str(path), changed=True)
-    report.new_text = good
-    verify_reports([report], [str(tmp_path)], write=True, jobs=1)
+    report.new_text, report.source = good, original
+    _verify([report], [str(tmp_path)], write=True, use_runtime=False, jobs=1, timeout=None, cache=None)
     assert report.written and path.read_text() == good
+
+
+def test_verification_checks_and_writes_the_bytes_the_migration_read(tmp_path):
+    """--verify --write proves the pair the migration made (the bytes it read, their migration),
+    and writes only over those bytes: a file edited after it was migrated keeps the edit."""
+    path = tmp_path / "flip_gradient.py"
+    shutil.copy(CASES / "rewrite" / "dann_builder_class" / "before.py", path)
+    migrated = (CASES / "rewrite" / "dann_builder_class" / "after.py").read_text()
+    report = FileReport(str(path), changed=True)
+    report.new_text, report.source = migrated, path.read_bytes()
+    edited = path.read_text() + "\nLATER = 1  # the user's edit, made while the run went on\n"
+    path.write_text(edited)
+    _verify([report], [str(tmp_path)], write=True, use_runtime=False, jobs=1, timeout=None, cache=None)
+    assert {v.status for v in report.verification} == {"verified"}
+    assert not report.written and path.read_text() == edited
+    [d] = [d for d in report.diagnostics if d.code == "GRL905"]
+    assert "changed on disk" in d.message
 
 
 def test_not_verifiable_says_why(tmp_path):
@@ -339,7 +356,7 @@ def test_a_worker_that_cannot_start_says_so_once_per_site_and_is_not_retried(tmp
 def test_verify_against_a_missing_migrated_file_is_reported(tmp_path):
     original = tmp_path / "old.py"
     shutil.copy(VERIFY / "original" / "grads.py", original)
-    [report] = verify_against(str(original), str(tmp_path / "gone.py"))
+    [report] = verify_port(str(original), str(tmp_path / "gone.py"))
     [d] = report.diagnostics
     assert d.code == "GRL901" and "the migrated file" in d.message and "cannot read" in d.message
 

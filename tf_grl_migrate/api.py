@@ -21,7 +21,7 @@ from typing import Any, Callable, NamedTuple
 
 from .report import Diagnostic, FileReport
 
-__all__ = ["Diagnostic", "FileReport", "MigrationResult", "explain", "migrate_paths", "migrate_source"]
+__all__ = ["Diagnostic", "FileReport", "MigrationResult", "explain", "migrate_paths", "migrate_source", "verify_port"]
 
 
 class MigrationResult(NamedTuple):
@@ -105,11 +105,93 @@ def migrate_paths(
     jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
     reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
     if verify:
-        from .verifier import verify_reports
-
-        verify_reports(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout,
-                       cache=store)
+        _verify(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout, cache=store)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
+
+
+def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | None = None,
+                python: str | None = None, pairs: Iterable[tuple[str, str]] = ()) -> list[FileReport]:
+    """``--verify-against ORIGINAL PATH``: every override site of the TF1 code ``original`` (a file,
+    or a directory matched by relative path) checked against the port ``path``, through each
+    module-level name of the original that reaches the site and that the port defines too
+    (``pairs``: (original's name, port's name) to pair by hand, ``--verify-call``). One
+    FileReport per original file that holds a site; nothing is written. Raises ValueError when one
+    of the two is a directory and the other is not."""
+    from .migrator.files import discover
+    from .migrator.precheck import DEFUN, MARKER
+    from .verifier import Job, verify_cached
+
+    if os.path.isdir(original) != os.path.isdir(path):
+        raise ValueError("ORIGINAL and PATH must both be files or both be directories")
+    if os.path.isdir(original):
+        work_pairs = [(old, os.path.join(path, os.path.relpath(old, original)))
+                      for old in discover([original]) if old.endswith(".py")]
+    else:
+        work_pairs = [(original, path)]
+    reports, work = [], []
+    for old, new in work_pairs:
+        legacy = _read_text(old)
+        if isinstance(legacy, FileReport):
+            reports.append(legacy)
+            continue
+        text, place = legacy
+        if MARKER not in text and DEFUN not in text:
+            continue  # no override of either kind
+        report = FileReport(old)  # the sites are the original's: its lines
+        reports.append(report)
+        port = _read_text(new)
+        if isinstance(port, FileReport):
+            said = port.diagnostics[0]
+            report.diagnostics.append(said._replace(message=f"the migrated file {new}: {said.message}"))
+            continue
+        work.append((report, place, Job(old, text, None, port[0], new, tuple(pairs))))
+    found = verify_cached([job for _, _, job in work], [original], workers=jobs, timeout=timeout, python=python)
+    for report, place, job in work:
+        report.verification = found.get(job.path, [])
+        report.diagnostics.extend(place(v.diagnostic(hand=True)) for v in report.verification)
+    return reports
+
+
+def _verify(reports: list[FileReport], roots: Iterable[str | os.PathLike], *, write: bool, use_runtime: bool,
+            jobs: int, timeout: float | None, cache: Any, python: str | None = None) -> None:
+    """``migrate_paths(verify=True)``: verify each changed file of the run, the text it was
+    migrated from (``report.source``) against its migrated text (``report.new_text``): fill
+    ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none
+    of whose sites differs, only if it still holds those bytes."""
+    from .migrator.files import write_verified
+    from .verifier import Job, verify_cached
+
+    work = []
+    for report in reports:
+        if report.changed and report.new_text is not None and report.source is not None:
+            decoded = _decoded(report.path, report.source)  # decoded once already, by the migration
+            if not isinstance(decoded, FileReport):
+                work.append((report, Job(report.path, decoded[0], report.new_text), decoded[1], report.source))
+    found = verify_cached([job for _, job, _, _ in work], [str(os.fspath(p)) for p in roots], cache=cache,
+                          workers=jobs, timeout=timeout, python=python)
+    for report, _, place, raw in work:
+        report.verification = found.get(report.path, [])
+        report.diagnostics.extend(place(v.diagnostic()) for v in report.verification)
+        if write and not report.differs:
+            write_verified(report, raw, use_runtime)
+
+
+def _read_text(path: str) -> tuple[str, Callable[[Diagnostic], Diagnostic]] | FileReport:
+    """(a file's code as text, how a diagnostic of that text is placed), or the report of why the
+    file cannot be read or decoded."""
+    from .migrator.files import read
+
+    raw, failure = read(path)
+    return failure if failure is not None else _decoded(path, raw)
+
+
+def _decoded(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnostic]] | FileReport:
+    from .migrator.files import text_of
+
+    try:
+        return text_of(path, raw)
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
+        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
 
 
 def _process(args):

@@ -169,10 +169,10 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
                                "--verify, --use-runtime")
     if not os.path.exists(paths[0]):
         raise click.UsageError(f"no such file or directory: {paths[0]}")
-    from .verifier import verify_against
+    from .api import verify_port
 
     try:
-        reports = verify_against(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout, pairs=pairs)
+        reports = verify_port(original, paths[0], jobs=jobs or os.cpu_count() or 1, timeout=timeout, pairs=pairs)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if fmt == "json":

@@ -92,11 +92,12 @@ class Diagnostic(_Fields):
 
 class FileReport:
     """What happened to one file: changed, its diagnostics, the dry-run diff, whether written, and
-    (``--verify``) each migrated site's verification. ``new_text`` carries the migrated text of a
-    changed file from the worker that computed it to verification; it is no part of the report."""
+    (``--verify``) each migrated site's verification. ``new_text`` and ``source`` carry the migrated
+    text of a changed file and the bytes it was migrated from, from the worker that computed it to
+    verification (which verifies and writes exactly that pair); they are no part of the report."""
 
-    __slots__ = ("path", "changed", "diagnostics", "diff", "written", "verification", "new_text")
-    _COMPARED = __slots__[:-1]
+    __slots__ = ("path", "changed", "diagnostics", "diff", "written", "verification", "new_text", "source")
+    _COMPARED = __slots__[:-2]
 
     def __init__(self, path: str, changed: bool = False, diagnostics: list[Diagnostic] | None = None,
                  diff: str = "", written: bool = False, verification: list | None = None):
@@ -107,6 +108,7 @@ class FileReport:
         self.written = written
         self.verification = [] if verification is None else verification
         self.new_text: str | None = None
+        self.source: bytes | None = None
 
     def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in self._COMPARED)

@@ -296,7 +296,8 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     ``links``: the module's links to other modules of the run (facts.Links; cached only where the
     module is merely star-imported, under a key of its own);
     ``blocked`` collects the ones it cannot keep its end of. ``keep_text``: a changed file's report
-    carries the migrated text (``new_text``; the glued cells for a notebook), for verification."""
+    carries the migrated text (``new_text``; the glued cells for a notebook) and the bytes it was
+    migrated from (``source``), for verification."""
     if raw is None:
         raw, failure = read(path)
         if failure:
@@ -320,7 +321,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
         new_text, report = _compute(path, source.text, use_runtime, cache, key, compute, links, blocked)
     if report.changed:
         if keep_text:
-            report.new_text = new_text
+            report.new_text, report.source = new_text, raw
         if want_diff:
             report.diff = unified_diff(path, source.text, new_text)
         if write:
@@ -369,7 +370,7 @@ def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_r
         return report
     report.changed = bool(changed)
     if keep_text and changed:
-        report.new_text = new_glued
+        report.new_text, report.source = new_glued, raw
     if want_diff:
         report.diff = "".join(unified_diff(f"{path}:cell {i + 1}", before[i], changed[i]) for i in sorted(changed))
     if write and changed:

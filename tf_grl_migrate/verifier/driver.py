@@ -21,7 +21,7 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from ..migrator import files, precheck
+from ..migrator import precheck
 from . import calling, probes, verdict
 from .pool import Worker, isolation_line
 from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
@@ -349,35 +349,16 @@ def _shown(label, shape) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reports: --verify over a run's reports, --verify-against over two trees
+# Texts in, outcomes out: the files' side (reading, placing, writing) is tf_grl_migrate.api's
 
 
-def verify_reports(reports, roots, *, write: bool = False, use_runtime: bool = False, jobs: int = 1,
-                   timeout: float | None = None, cache=None, python: str | None = None) -> None:
-    """Verify every changed file of a run (``report.new_text`` holds its migrated text): fill
-    ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none of
-    whose sites differs (never one that changed on disk since it was read)."""
-    work = []
-    for report in reports:
-        if not report.changed or report.new_text is None:
-            continue
-        raw, failure = files.read(report.path)
-        if failure is not None:
-            report.diagnostics.extend(failure.diagnostics)
-            continue
-        try:
-            original, place = files.text_of(report.path, raw)
-        except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
-            continue
-        work.append((report, raw, original, place))
-    todo = [Job(r.path, original, r.new_text) for r, _, original, _ in work]
-    found = _cached(todo, cache, python, lambda jobs_: verify(
-        jobs_, workers=jobs, timeout=timeout, python=python, roots=_folders(roots)))
-    for report, raw, _, place in work:
-        report.verification = found.get(report.path, [])
-        report.diagnostics.extend(place(v.diagnostic()) for v in report.verification)
-        if write and not report.differs:
-            files.write_verified(report, raw, use_runtime)
+def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: float | None = None,
+                  python: str | None = None) -> dict:
+    """:func:`verify` with the result cache (a ``migrator.cache.Cache``, or None): a job whose
+    texts, tool, TensorFlow and neighbouring modules are as before is answered from it. ``roots``:
+    the paths the run was given (their folders are where the project's modules are found)."""
+    return _cached(jobs, cache, python, lambda todo: verify(todo, workers=workers, timeout=timeout, python=python,
+                                                               roots=_folders(roots)))
 
 
 def _folders(paths) -> list:
@@ -447,56 +428,3 @@ def tensorflow_version(python: str | None = None) -> str:
         except metadata.PackageNotFoundError:
             continue
     return "tensorflow missing"
-
-
-def verify_against(original: str, path: str, *, jobs: int = 1, timeout: float | None = None,
-                   python: str | None = None, pairs=()) -> list:
-    """``--verify-against ORIGINAL PATH``: every override site of the TF1 code ``original`` (a file,
-    or a directory matched by relative path) checked against the port ``path``, through each
-    module-level name of the original that reaches the site and that the port defines too
-    (``pairs``: (original's name, port's name) to pair by hand, ``--verify-call``). One
-    FileReport per original file that holds a site; nothing is written."""
-    from ..report import Diagnostic, FileReport
-
-    pairs_ = tuple(pairs)
-    work_pairs = []
-    if os.path.isdir(original) != os.path.isdir(path):
-        raise ValueError("ORIGINAL and PATH must both be files or both be directories")
-    if os.path.isdir(original):
-        for old in files.discover([original]):
-            if old.endswith(".py"):
-                work_pairs.append((old, os.path.join(path, os.path.relpath(old, original))))
-    else:
-        work_pairs.append((original, path))
-    reports, work = [], []
-    for old, new in work_pairs:
-        raw, failure = files.read(old)
-        if failure is not None:
-            reports.append(failure)
-            continue
-        try:
-            text, place = files.text_of(old, raw)
-        except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
-            reports.append(FileReport(old, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")]))
-            continue
-        if probes.MARKER not in text and probes.DEFUN not in text:
-            continue  # no override of either kind
-        report = FileReport(old)  # the sites are the original's: its lines
-        reports.append(report)
-        raw_new, failure = files.read(new)
-        if failure is not None:
-            report.diagnostics.append(failure.diagnostics[0]._replace(
-                message=f"the migrated file {new}: {failure.diagnostics[0].message}"))
-            continue
-        try:
-            new_text, _ = files.text_of(new, raw_new)
-        except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
-            report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}"))
-            continue
-        work.append((report, place, Job(old, text, None, new_text, new, pairs_)))
-    found = verify([job for _, _, job in work], workers=jobs, timeout=timeout, python=python,
-                   roots=_folders([original]))
-    for report, place, job in work:
-        report.verification = found.get(job.path, [])
-        report.diagnostics.extend(place(v.diagnostic(hand=True)) for v in report.verification)
-    return reports
