@@ -95,6 +95,23 @@ def test_rules_are_declared_run_in_order_and_named_nowhere_else():
         assert not imported & set(idioms.MODULES), (name, imported)  # no idiom module at all
 
 
+def test_converting_rules_return_edits_and_never_write_the_plan():
+    """The builder applies what a converting rule returns (plan.Plan.apply): the builder the rules
+    see offers no plan to write, and no idiom module reaches one through it."""
+    import ast
+
+    from tf_grl_migrate.migrator import idioms
+    from tf_grl_migrate.migrator.idioms.contract import Converting
+
+    assert not hasattr(Converting, "plan")
+    package = pathlib.Path(idioms.__file__).parent
+    for module in idioms.MODULES:
+        tree = ast.parse((package / f"{module}.py").read_text(encoding="utf-8"))
+        reached = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "plan"
+                   and isinstance(n.value, ast.Name) and n.value.id == "builder"]
+        assert not reached, (module, reached)
+
+
 def test_a_rule_for_no_hook_or_with_other_parameters_fails_at_import():
     """A misspelt hook, or a rule whose parameters are not its hook's, is an error when the idiom
     is imported, never a rule dropped silently."""

@@ -25,7 +25,7 @@ from .nodes import (
     respelled_text,
     tight_equal,
 )
-from .plan import Conversion, Plan
+from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
 from .traversal import NodeMap, Quick
@@ -286,8 +286,9 @@ def _operator_call(name: str):
 
 
 class Builder:
-    """Builds the Plan for the sites the Planner accepted; the conversion rules read the module
-    through ``facts`` (the planner's read-only face) and fill ``plan``."""
+    """Builds the Plan for the sites the Planner accepted: the converting rules read the module
+    through ``facts`` (the planner's read-only face) and return their edits, which the builder
+    applies (``Plan.apply``); they add imports through ``imports``."""
 
     def __init__(self, planner: Planner, sites: list[Site], use_runtime: bool = False):
         self.use_runtime = use_runtime
@@ -298,6 +299,10 @@ class Builder:
         self.taken = set(planner.module_names)
         self.plan = Plan(Imports(planner.module, self.taken))
         self.builtins: dict = {}
+
+    @property
+    def imports(self) -> Imports:
+        return self.plan.imports
 
     @property
     def tf(self) -> str:
@@ -318,10 +323,9 @@ class Builder:
                     return respelled_text(func, rest, "compat.v1." + rest)
         return code_of(func)
 
-    def point(self, calls: Sequence[cst.BaseExpression], name: str) -> None:
+    def pointing(self, calls: Sequence[cst.BaseExpression], name: str) -> list[Edit]:
         """The overridden op calls (or operators) now call ``name``, the converted function."""
-        for call in calls:
-            self.plan.calls[call] = _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)
+        return [Recall(call, _renamer(name) if isinstance(call, cst.Call) else _operator_call(name)) for call in calls]
 
     def called_as(self, reg: Registration) -> str:
         name = self.callable_name(reg)
@@ -331,8 +335,7 @@ class Builder:
         calls_by_reg: dict[Registration, list] = {}
         chosen: list = []  # (call, target): calls of a maker, or of the registration a name picks
         for site in self.sites:
-            self.plan.with_items.setdefault(site.with_node, set()).add(site.item)
-            self.plan.remove(site.item)
+            self.plan.apply([DropItem(site.with_node, site.item)])
             by_type = {op.name: target for op, target in site.entries}
             for call, op in site.calls:
                 self._site_call(site, call, op, by_type[op.name], calls_by_reg, chosen)
@@ -340,36 +343,37 @@ class Builder:
             if reg.export is not None and reg.refusal is None and reg not in calls_by_reg:
                 calls_by_reg[reg] = []
         for reg, calls in calls_by_reg.items():
-            for rule in idioms.rules("convert_registration"):
-                if rule(self, reg, calls):
-                    break
+            converted = (rule(self, reg, calls) for rule in idioms.rules("convert_registration"))
+            self.plan.apply(next((edits for edits in converted if edits is not None), []))
         for call, target in chosen:
             if isinstance(target, facts.External):
-                self.plan.calls[call] = _maker_call(target.access, self.spelled(call.func))
+                head = target.access
             elif isinstance(target, Dispatch):
                 table = ", ".join(f"{target.spelling[value]}: {self.called_as(reg)}"
                                   for value, reg in target.choices.items())
-                self.plan.calls[call] = _maker_call(f"{{{table}}}[{code_of(target.expr)}]", self.spelled(call.func))
+                head = f"{{{table}}}[{code_of(target.expr)}]"
             else:
-                self.plan.calls[call] = _maker_call(self.called_as(target), self.spelled(call.func))
+                head = self.called_as(target)
+            self.plan.apply([Recall(call, _maker_call(head, self.spelled(call.func)))])
         accepted = self.p.accepted_own()
         for convert_own in idioms.rules("convert_own"):
-            convert_own(self, accepted.get(idioms.idiom_of(convert_own).name, []))
+            self.plan.apply(convert_own(self, accepted.get(idioms.idiom_of(convert_own).name, [])))
         for runtime in idioms.runtime_rules():
             if runtime.name in self.p.taken:
-                runtime.emit_all(self, self.p.taken[runtime.name])
+                self.plan.apply(runtime.emit_all(self, self.p.taken[runtime.name]))
         self.remove_dead_code()
         for edit_module in idioms.rules("edit_module"):
-            self.plan.notes.extend(edit_module(self))
+            self.plan.apply(edit_module(self))
         return self.plan
 
     def _site_call(self, site, call, op, target, calls_by_reg: dict, chosen: list) -> None:
         """One call of a block that makes a mapped op: pointed at what an idiom converts it to,
         or noted with the registrations it uses (``calls_by_reg``) and, for a maker or a choice,
         in ``chosen``."""
-        name = next((n for rule in idioms.rules("convert_call") if (n := rule(self, site, call, op, target))), None)
-        if name is not None:
-            self.point([call], name)
+        converted = next((c for rule in idioms.rules("convert_call") if (c := rule(self, site, call, op, target))),
+                         None)
+        if converted is not None:
+            self.plan.apply([*converted.edits, *self.pointing([call], converted.name)])
             return
         if isinstance(target, facts.External) and target.import_from:
             module, level = target.import_from
@@ -403,6 +407,14 @@ class Builder:
             else:
                 conversion.callable_name = reg.function.name.value
         return conversion.callable_name
+
+    def renamed(self, node: cst.CSTNode) -> bool:
+        """Whether an earlier rule respelt this attribute chain."""
+        return node in self.plan.renames
+
+    def gone(self, stmt: cst.CSTNode) -> bool:
+        """Whether an earlier rule removed this statement on purpose."""
+        return stmt in self.plan.removed_stmts or stmt in self.plan.removed_defs
 
     def accepted_own(self) -> dict[str, list]:
         """Per idiom, its own records no verdict refused (the code they run is migrated)."""
@@ -439,9 +451,7 @@ class Builder:
                     if not all(self.p.quiet(value) for _, value in found):
                         continue  # `sess = session()`: the call may do more than find the graph
                     if all(self.is_dead(access.node) for b in bindings for access in b.references):
-                        for stmt, _ in found:
-                            self.plan.removed_stmts.add(stmt)
-                            self.plan.remove(stmt)
+                        self.plan.apply(DropStatement(stmt) for stmt, _ in found)
                         changed = True
         self.remove_dead_imports(imports)
 

@@ -12,18 +12,21 @@ Deciding (the planner runs these; ``facts`` is what it knows of the module, read
 - ``settle(facts) -> Settled``: verdicts that spread between records, run until nothing changes;
 - ``finish(facts) -> list[Diagnostic]``: what is said once every record is decided;
 - ``--use-runtime``'s takeovers of blocks the inline rewrite refuses: ``take(facts) -> Taken``,
-  ``calls(taken) -> list`` (the map calls moved), ``emit_all(builder, taken) -> None``, and for a
+  ``calls(taken) -> list`` (the map calls moved), ``emit_all(builder, taken) -> list[Edit]``, and for a
   refused block ``hint(facts, call, site) -> str | None`` (without ``--use-runtime``: that it
   would take it) and ``why_not(facts, call, site) -> str | None`` (under it: why not).
 
-Converting (the rewrite runs these; ``builder`` is the edit plan being built):
+Converting (the rewrite runs these; ``builder`` answers what the plan so far says, ``Converting``;
+each returns its edits, ``plan.Edit`` values, which the builder applies in ``Plan.apply``):
 
-- ``convert_call(builder, site, call, op, target) -> str | None``: the name an op call now calls;
-- ``convert_registration(builder, reg, calls) -> bool``: whether it converted the registration;
+- ``convert_call(builder, site, call, op, target) -> Converted | None``: the name an op call now
+  calls, and the edits that define it;
+- ``convert_registration(builder, reg, calls) -> list[Edit] | None``: the registration
+  converted (None: not this rule's to convert);
 - ``rewrite_module(module, plan) -> Module | None``: the module replaced whole;
-- ``edit_module(builder) -> list[Diagnostic]``: edits beyond the sites, and notes;
-- ``convert_own(builder, records) -> None``: the idiom's own records (``Gathered.own``) no
-  verdict refused.
+- ``edit_module(builder) -> list[Edit]``: edits beyond the sites, and notes (``plan.Note``);
+- ``convert_own(builder, records) -> list[Edit]``: the idiom's own records (``Gathered.own``)
+  no verdict refused.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ if TYPE_CHECKING:  # types only: the rules' modules import what they use themsel
     from ...knowledge.ops import BuiltinGradient, OpType
     from ...report import Diagnostic
     from ..facts import External, Links
-    from ..plan import Conversion, Plan
+    from ..imports import Imports
+    from ..plan import Conversion, Edit, Plan
     from ..scopes import BaseAssignment, Scope
     from ..sites import Dispatch, Registration, Site
     from ..verdicts import Refusal
@@ -168,6 +172,15 @@ class Taken:
     keep: Any = None  # the Refusal the kept registrations get
 
 
+@dataclass(frozen=True)
+class Converted:
+    """What a convert_call rule made of a call: the name the call now calls, and the edits that
+    define it (empty when an earlier call's definition serves)."""
+
+    name: str
+    edits: tuple = ()
+
+
 class Facts(Protocol):
     """What a rule may read of the module (analysis.RuleFacts answers; rules never write it):
     the records so far and what the planner's one walk found, as tuples and read-only maps.
@@ -236,10 +249,11 @@ class Facts(Protocol):
 
 class Converting(Protocol):
     """What a converting rule may use of the rewrite's builder (rewrite.Builder answers): the
-    facts it reads, the plan it fills, and the builder's answers about names and conversions."""
+    facts it reads, the imports it adds, and the builder's answers about names, conversions and
+    what earlier rules decided. A rule returns its edits (plan.Edit); the builder applies them."""
 
     @property
-    def plan(self) -> Plan: ...
+    def imports(self) -> Imports: ...
     @property
     def facts(self) -> Facts: ...
     @property
@@ -255,11 +269,13 @@ class Converting(Protocol):
 
     def import_module(self, module: str) -> str: ...
     def spelled(self, func: cst.BaseExpression) -> str: ...
-    def point(self, calls: Sequence[cst.BaseExpression], name: str) -> None: ...
+    def pointing(self, calls: Sequence[cst.BaseExpression], name: str) -> list[Edit]: ...
     def called_as(self, reg: Registration) -> str: ...
     def callable_name(self, reg: Registration) -> str: ...
     def conversion(self, reg: Registration) -> Conversion: ...
     def is_dead(self, node: cst.CSTNode) -> bool: ...
+    def renamed(self, node: cst.CSTNode) -> bool: ...
+    def gone(self, stmt: cst.CSTNode) -> bool: ...
     def accepted_own(self) -> dict[str, list]: ...
 
 
@@ -281,11 +297,11 @@ if TYPE_CHECKING:
     FinishRule = Callable[[Facts], list[Diagnostic]]
     TakeRule = Callable[[Facts], Taken]
     CallsRule = Callable[[Taken], list[cst.Call]]
-    EmitAllRule = Callable[[Converting, Taken], None]
+    EmitAllRule = Callable[[Converting, Taken], list[Edit]]
     HintRule = Callable[[Facts, cst.BaseExpression, Site | None], str | None]
-    ConvertCallRule = Callable[[Converting, Site, cst.BaseExpression, OpType, Target], str | None]
-    ConvertRegistrationRule = Callable[[Converting, Registration, list[cst.Call]], bool]
+    ConvertCallRule = Callable[[Converting, Site, cst.BaseExpression, OpType, Target], Converted | None]
+    ConvertRegistrationRule = Callable[[Converting, Registration, list[cst.Call]], list[Edit] | None]
     RewriteModuleRule = Callable[[cst.Module, Plan], cst.Module | None]
-    EditModuleRule = Callable[[Converting], list[Diagnostic]]
-    ConvertOwnRule = Callable[[Converting, list[Any]], None]
+    EditModuleRule = Callable[[Converting], list[Edit]]
+    ConvertOwnRule = Callable[[Converting, list[Any]], list[Edit]]
     AnyRule = TypeVar("AnyRule", bound=Callable[..., Any])

@@ -13,6 +13,7 @@ import libcst as cst
 
 from ...report import Diagnostic
 from ..nodes import code_of, fresh_name, load_names, parsed_statement
+from ..plan import Drop, Edit, Keep, Redefine, Replace
 from ..scopes import GlobalScope
 from ..verdicts import Refusal
 from .base import Idiom, source
@@ -389,26 +390,27 @@ def finish(facts: Facts) -> list[Diagnostic]:
 
 # -- convert ------------------------------------------------------------------------------------
 @rule("convert_own")
-def convert_own(builder: Converting, records: list[Any]) -> None:
+def convert_own(builder: Converting, records: list[Any]) -> list[Edit]:
     """Each migrated Defun (its grad_func's Defun loses its decorator too)."""
+    edits: list[Edit] = []
     for site in records:
         if site.gradient_of is not None:
             continue
         if site.gradient is None and site.grad_defun is None:
             continue  # a Defun without a gradient: noted, kept
-        _emit(builder, site)
+        edits += _emit(builder, site)
+    return edits
 
 
-def _emit(builder, site: DefunSite) -> None:
-    plan = builder.plan
-    plan.remove(site.call)
-    for node in (site.gradient, site.wrapped):
-        if node is not None:
-            plan.live[id(node)] = node  # the generated code reads it: its names stay bound
+def _emit(builder: Converting, site: DefunSite) -> list[Edit]:
+    edits: list[Edit] = [Drop(site.call)]
+    # the generated code reads these: their names stay bound
+    edits += [Keep(node) for node in (site.gradient, site.wrapped) if node is not None]
     if site.grad_defun is not None:
         other = site.grad_defun
-        plan.remove(other.call)
-        plan.defs[other.fdef] = lambda updated: updated.with_changes(decorators=())
+        edits.append(Drop(other.call))
+        if other.fdef is not None:
+            edits.append(Redefine(other.fdef, lambda updated: updated.with_changes(decorators=())))
     fdef = site.fdef or site.wrapped_def
     name = _name(site)
     forward = code_of(site.wrapped) if site.wrapped is not None else fresh_name(f"_{name}_forward", builder.taken)
@@ -449,9 +451,10 @@ def _emit(builder, site: DefunSite) -> None:
                                         lines_after_decorators=())
             return cst.FlattenSentinel([kept, generated.with_changes(leading_lines=gap)])
 
-        plan.defs[site.fdef] = build
+        edits.append(Redefine(site.fdef, build))
     elif site.stmt is not None:
-        plan.replace_stmts[site.stmt] = generated.with_changes(leading_lines=site.stmt.leading_lines)
+        edits.append(Replace(site.stmt, generated.with_changes(leading_lines=site.stmt.leading_lines)))
+    return edits
 
 
 def _star(params: cst.Parameters) -> list:

@@ -22,6 +22,7 @@ import libcst as cst
 from ...knowledge import ops
 from ...report import Diagnostic
 from ..nodes import bound_name, code_of, is_docstring, is_import_line, parsed_expression, parsed_statement
+from ..plan import DropStatement, Edit, Note, Replace
 from ..traversal import QuickVisitor
 from .base import Idiom, source
 from .contract import rule
@@ -86,21 +87,22 @@ MAKES_WEIGHTS = {"add_weight", "add_variable", "trainable_weights", "non_trainab
 
 
 @rule("edit_module")
-def edit_module(builder: Converting) -> list[Diagnostic]:
-    """Respell what a migrated module's Keras 2 layer code needs (the plan's replaced and removed
-    statements); the notes for what it cannot."""
+def edit_module(builder: Converting) -> list[Edit]:
+    """Respell what a migrated module's Keras 2 layer code needs (statements replaced and
+    removed); the notes for what it cannot."""
     facts = builder.facts
     notes: list[Diagnostic] = []
+    edits: list[Edit] = []
     respell_backend = _backend_reads(builder, notes)
     for stmt in facts.module.body:
         if is_import_line(stmt):
             new = _import_line(facts, stmt, respell_backend, notes)
             if new is not None:
-                builder.plan.replace_stmts[stmt] = new
+                edits.append(Replace(stmt, new))
     for cls in (n for n in facts.nodes if isinstance(n, cst.ClassDef)):
         if _is_keras_layer(facts, cls):
-            _weights_lists(builder, cls, notes)
-    return notes
+            edits += _weights_lists(builder, cls, notes)
+    return [*edits, *(Note(d) for d in notes)]
 
 
 def _engine_root(module: str) -> str | None:
@@ -264,12 +266,13 @@ class _LayerBody(QuickVisitor):
         self.weights = self.weights or node.attr.value in MAKES_WEIGHTS
 
 
-def _weights_lists(builder, cls: cst.ClassDef, notes: list) -> None:
+def _weights_lists(builder: Converting, cls: cst.ClassDef, notes: list) -> list[Edit]:
     """``self.trainable_weights = []`` in a layer's methods: dropped where the layer makes no
     weights (Keras tracks them itself; the line said "none"), else a note."""
     facts = builder.facts
     body = _LayerBody()
     body.walk(cls)
+    edits: list[Edit] = []
     for stmt in body.lists:
         if body.weights:
             notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
@@ -278,11 +281,11 @@ def _weights_lists(builder, cls: cst.ClassDef, notes: list) -> None:
             continue
         block = facts.parent(stmt)
         if [s for s in getattr(block, "body", ()) if not is_docstring(s)] == [stmt]:
-            builder.plan.replace_stmts[stmt] = parsed_statement("pass\n").with_changes(
-                leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+            edits.append(Replace(stmt, parsed_statement("pass\n").with_changes(
+                leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)))
         else:
-            builder.plan.removed_stmts.add(stmt)
-            builder.plan.remove(stmt)
+            edits.append(DropStatement(stmt))
+    return edits
 
 
 def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:

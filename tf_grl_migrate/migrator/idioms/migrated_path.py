@@ -16,6 +16,7 @@ import libcst as cst
 
 from ...report import Diagnostic
 from ..nodes import attributes_in, code_of, receiver
+from ..plan import Edit, Note, Rename
 from .base import Idiom, source
 from .contract import rule
 from .registered_gradient import tf2_name
@@ -62,7 +63,7 @@ IDIOM = Idiom(
 
 
 @rule("edit_module")
-def edit_module(builder: Converting) -> list[Diagnostic]:
+def edit_module(builder: Converting) -> list[Edit]:
     """Respell the TF1-only names of the code the migrated sites run; a note for each that TF2
     has in no form."""
     facts = builder.facts
@@ -77,21 +78,22 @@ def edit_module(builder: Converting) -> list[Diagnostic]:
         regions.setdefault(id(call), _enclosing(facts, call))
         for value in _receiver_values(facts, receiver(call)):
             regions.setdefault(id(value), value)
-    notes, seen = [], set()
+    edits: list[Edit] = []
+    seen: set[int] = set()
     for region in regions.values():
         for attr in attributes_in(region):
-            if id(attr) in seen or attr in builder.plan.renames or builder.is_dead(attr):
+            if id(attr) in seen or builder.renamed(attr) or builder.is_dead(attr):
                 continue
             seen.add(id(attr))
             found = tf2_name(facts, attr)
             if isinstance(found, str):
-                builder.plan.renames[attr] = found
+                edits.append(Rename(attr, found))
             elif found is not None:
-                notes.append(Diagnostic.at(facts.pos(attr), "GRL204", (
+                edits.append(Note(Diagnostic.at(facts.pos(attr), "GRL204", (
                     f"note: `{code_of(attr)}` runs where the migrated code does and TF2 lacks it: rewrite that line "
                     f"for TF2\nTensorFlow 2 has no {found[0]} in any form"
-                    f"{' (it was removed in 1.0)' if found[1] else ''}.")))
-    return notes
+                    f"{' (it was removed in 1.0)' if found[1] else ''}."))))
+    return edits
 
 
 def _enclosing(facts: Facts, node: cst.CSTNode) -> cst.CSTNode:

@@ -25,6 +25,7 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import calls_in, parsed_expression, receiver, with_keywords
+from ..plan import DropItem, DropStatement, Edit, Keep, Recall
 from ..sites import Site, string_value
 from . import override_block
 from .base import Idiom, source
@@ -80,9 +81,8 @@ def calls(taken: Taken) -> list[cst.Call]:
 
 
 @rule("emit_all")
-def emit_all(builder: Converting, taken: Taken) -> None:
-    for found in taken.taken:
-        emit(builder, found)
+def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
+    return [edit for found in taken.taken for edit in emit(builder, found)]
 
 
 @rule("hint")
@@ -175,14 +175,8 @@ def _tf1_arguments(call: cst.Call) -> bool:
             and set(named) <= set(_PARAMETERS) and set(_PARAMETERS[:3]) <= set(named))
 
 
-def emit(builder, found: PyFuncSite) -> None:
-    plan = builder.plan
-    plan.with_items.setdefault(found.site.with_node, set()).add(found.site.item)
-    plan.remove(found.site.item)
-    plan.removed_stmts.add(found.registration)
-    plan.remove(found.registration)
-    plan.live[id(found.grad)] = found.grad  # moves to the call
-    plan.imports.runtime()
+def emit(builder: Converting, found: PyFuncSite) -> list[Edit]:
+    builder.imports.runtime()
     types = ", ".join(f'"{t}"' for t in found.types)
     types = f"({types},)" if len(found.types) == 1 else f"({types})"
 
@@ -191,4 +185,6 @@ def emit(builder, found: PyFuncSite) -> None:
         args = with_keywords(updated.args, added)
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.py_func"), args=args)
 
-    plan.calls[found.call] = build
+    return [DropItem(found.site.with_node, found.site.item), DropStatement(found.registration),
+            Keep(found.grad),  # moves to the call
+            Recall(found.call, build)]

@@ -26,6 +26,7 @@ from ..nodes import (
     parsed_statement,
     respelled_text,
 )
+from ..plan import Drop, DropStatement, Edit, Hoist, OpRef, Redefine, Rename, Replace, respelled
 from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
 from ..sites import Dispatch, Registration, is_string_literal, regs_of
@@ -550,16 +551,16 @@ def finish(facts: Facts) -> list[Diagnostic]:
 
 # -- emit -------------------------------------------------------------------------------------------
 @rule("convert_registration")
-def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> bool:
+def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> list[Edit]:
     """Every registration a reversal rule did not take: converted, its op calls pointed at it."""
     name = builder.called_as(reg)
-    emit(builder, reg)
+    edits = emit(builder, reg)
     if not reg.maker:  # a maker's calls are chosen later (each call picks its function)
-        builder.point(calls, name)
-    return True
+        edits += builder.pointing(calls, name)
+    return edits
 
 
-def emit(builder, reg):
+def emit(builder: Converting, reg: Registration) -> list[Edit]:
     """The registration's function becomes the custom-gradient function (or its maker) in place:
     same body, ``op.inputs`` / ``op.outputs`` mapped; the registration itself (decorator, call
     statement, a guard around it, a factory's name argument) goes."""
@@ -569,16 +570,14 @@ def emit(builder, reg):
     inputs = [fresh_name(n, used) for n in input_names(conversion.arity)]
     output = fresh_name("y", used) if reg.uses_output else None
     grad_fn = fresh_name("grad_fn", used)
-    for line in reg.dropped:
-        builder.plan.removed_stmts.add(line)
-        builder.plan.remove(line)
+    edits: list[Edit] = [DropStatement(line) for line in reg.dropped]
     for sub, (kind, index) in reg.op_refs.items():
         if index is None:  # the whole op.inputs / op.outputs
-            builder.plan.renames[sub] = f"[{', '.join(inputs) if kind == 'in' else output}]"
+            edits.append(Rename(sub, f"[{', '.join(inputs) if kind == 'in' else output}]"))
             continue
         if kind == "in" and index >= conversion.arity:
             raise SafetyError(f"op.inputs[{index}] of a {conversion.arity}-input op")
-        builder.plan.op_refs[sub] = inputs[index] if kind == "in" else output
+        edits.append(OpRef(sub, inputs[index] if kind == "in" else str(output)))  # reads op.outputs: has one
     grad_param = fdef.params.params[1].name.value
     defined = builder.callable_name(reg) if reg.rename else fdef.name.value
     if reg.maker:  # def f(forward, name=None): @custom_gradient def wrapped(a, b): ...; return wrapped
@@ -594,8 +593,10 @@ def emit(builder, reg):
         keyword = "" if conversion.name_keyword is None else f", name={conversion.name_keyword}"
         if isinstance(conversion.forward, cst.BaseBinaryOp):  # `a - b`: the same operator makes the op
             forward = f"{inputs[0]}{code_of(conversion.forward)}{inputs[1]}"
-        else:
+        elif conversion.forward is not None:
             forward = f"{builder.spelled(conversion.forward)}({', '.join(inputs)}{keyword})"
+        else:  # a registration only other modules call is converted to a maker (export_of)
+            raise SafetyError(f"no call in this module creates the op {defined} overrides")
         head = f"@{builder.tf}.custom_gradient\ndef {defined}({', '.join(inputs)}):\n"
         foot = ""
     if output:
@@ -618,39 +619,36 @@ def emit(builder, reg):
         return template.with_changes(body=block, leading_lines=updated.leading_lines,
                                      lines_after_decorators=updated.lines_after_decorators)
 
-    builder.plan.defs[fdef] = build
-    builder.plan.renames.update(reg.renames)
-    builder.plan.keywords.update(reg.keywords)
+    edits += [Redefine(fdef, build), *respelled(reg.renames, reg.keywords)]
     if reg.kind == "decorator":
-        builder.plan.remove(reg.decorator)
-        hoist_guard(builder, reg)
+        edits += [Drop(reg.decorator), *hoist_guard(builder, reg)]
     elif reg.kind == "call":
-        builder.plan.removed_stmts.add(reg.stmt)
-        builder.plan.remove(reg.stmt)
+        edits.append(DropStatement(cst.ensure_type(reg.stmt, cst.SimpleStatementLine)))
     else:
-        builder.plan.remove(reg.name_expr)
-        assign = parsed_statement(f"{builder.callable_name(reg)} = {code_of(reg.factory_call)}\n")
-        builder.plan.replace_stmts[reg.stmt] = assign.with_changes(leading_lines=reg.stmt.leading_lines)
+        stmt = cst.ensure_type(reg.stmt, cst.SimpleStatementLine)
+        factory_call = code_of(cst.ensure_type(reg.factory_call, cst.Call))
+        assign = parsed_statement(f"{builder.callable_name(reg)} = {factory_call}\n")
+        edits += [Drop(reg.name_expr), Replace(stmt, assign.with_changes(leading_lines=stmt.leading_lines))]
+    return edits
 
 
-def hoist_guard(builder, reg):
+def hoist_guard(builder: Converting, reg: Registration) -> list[Edit]:
     """``if name not in registered: @RegisterGradient(name) ...; registered.add(name)`` -> the body."""
     block = builder.facts.parent(reg.fdef)
     guard = builder.facts.parent(block)
     if not (isinstance(guard, cst.If) and guard.orelse is None and isinstance(guard.test, cst.Comparison)):
-        return
+        return []
     test = guard.test
     if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.NotIn):
-        return
+        return []
     if builder.facts.key(test.left) != reg.name_key:
-        return
+        return []
     registry = code_of(test.comparisons[0].comparator)
-    builder.plan.hoisted_ifs.add(guard)
-    builder.plan.remove(test)
+    edits: list[Edit] = [Hoist(guard), Drop(test)]
     for stmt in guard.body.body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
             call = stmt.body[0].value
             if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                     and code_of(call.func.value) == registry and call.func.attr.value in ("add", "append")):
-                builder.plan.removed_stmts.add(stmt)
-                builder.plan.remove(stmt)
+                edits.append(DropStatement(stmt))
+    return edits

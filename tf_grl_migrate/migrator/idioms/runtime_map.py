@@ -16,6 +16,7 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_keywords
+from ..plan import Drop, Edit, Keep, Recall, respelled
 from ..sites import Dispatch, Registration, is_string_literal, string_value
 from ..targets import match_target
 from ..verdicts import Refusal
@@ -85,11 +86,8 @@ def calls(taken: Taken) -> list[cst.Call]:
 
 
 @rule("emit_all")
-def emit_all(builder: Converting, taken: Taken) -> None:
-    for call in taken.taken:
-        emit(builder, call)
-    for reg in taken.kept:
-        keep(builder, reg)
+def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
+    return [*(e for call in taken.taken for e in emit(builder, call)), *(e for reg in taken.kept for e in keep(reg))]
 
 
 @rule("hint")
@@ -254,22 +252,21 @@ def _default_or_owner_graph(facts: Facts, expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "graph"
 
 
-def emit(builder: Converting, call: cst.Call) -> None:
+def emit(builder: Converting, call: cst.Call) -> list[Edit]:
     graph = receiver(call)
     passed = passed_graph(builder.facts, graph)
-    builder.plan.remove(call.func)  # `g = tf.get_default_graph()` goes when nothing else reads g
+    edits: list[Edit] = [Drop(call.func)]  # `g = tf.get_default_graph()` goes when nothing else reads g
     if passed is not None:
-        builder.plan.live[id(graph)] = graph  # passed on as graph=
-    builder.plan.imports.runtime()
+        edits.append(Keep(graph))  # passed on as graph=
+    builder.imports.runtime()
 
     def build(updated: cst.Call) -> cst.Call:
         args = with_keywords(updated.args, [("graph", receiver(updated))] if passed is not None else [])
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.gradient_override_map"), args=args)
 
-    builder.plan.calls[call] = build
+    return [*edits, Recall(call, build)]
 
 
-def keep(builder: Converting, reg: Registration) -> None:
+def keep(reg: Registration) -> list[Edit]:
     """A registration a runtime block may name stays, with TF2's spelling of TF1 names."""
-    builder.plan.renames.update(reg.renames)
-    builder.plan.keywords.update(reg.keywords)
+    return respelled(reg.renames, reg.keywords)

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import enclosing_scopes, is_docstring, load_names, mentions_in, parsed_expression
+from ..plan import Drop, DropDef, DropStatement, Edit, Keep, Recall, RuntimeScale
 from . import registered_gradient
 from .base import Idiom, source
 from .contract import rule
@@ -110,24 +111,19 @@ def visible_at_sites(builder: Converting, expr: cst.BaseExpression, calls: list[
 
 
 @rule("convert_registration")
-def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> bool:
+def convert_registration(builder: Converting, reg: Registration, calls: list[cst.Call]) -> list[Edit] | None:
     """Under ``--use-runtime``, an exact reversal's calls become ``tf_grl_migrate.flip_gradient``."""
     found = scale(builder, reg, calls) if builder.use_runtime and not reg.maker else None
-    if found is None:
-        return False
-    emit(builder, reg, found, calls)
-    return True
+    return None if found is None else emit(builder, reg, found, calls)
 
 
-def emit(builder: Converting, reg: Registration, scale: cst.BaseExpression, calls: list[cst.Call]) -> None:
-    builder.plan.removed_defs.add(reg.fdef)
-    builder.plan.remove(reg.fdef)
+def emit(builder: Converting, reg: Registration, scale: cst.BaseExpression, calls: list[cst.Call]) -> list[Edit]:
+    edits: list[Edit] = [DropDef(reg.function)]
     if reg.kind == "decorator":
-        registered_gradient.hoist_guard(builder, reg)
+        edits += registered_gradient.hoist_guard(builder, reg)
     else:  # "call" form (a factory's scale is never visible outside it)
-        builder.plan.removed_stmts.add(reg.stmt)
-        builder.plan.remove(reg.stmt)
-    builder.plan.imports.runtime()
+        edits.append(DropStatement(cst.ensure_type(reg.stmt, cst.SimpleStatementLine)))
+    builder.imports.runtime()
 
     def to_flip(updated: cst.Call) -> cst.Call:
         arg = updated.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -135,7 +131,6 @@ def emit(builder: Converting, reg: Registration, scale: cst.BaseExpression, call
                         args=[arg, cst.Arg(scale.deep_clone())])
 
     for call in calls:
-        builder.plan.calls[call] = to_flip
-        builder.plan.runtime_calls[call] = scale
-        builder.plan.remove(call.func)  # e.g. array_ops.identity: its import may now be unused
-    builder.plan.live[id(scale)] = scale  # the scale moves to the call sites: its names stay bound
+        edits += [Recall(call, to_flip), RuntimeScale(call, scale),
+                  Drop(call.func)]  # e.g. array_ops.identity: its import may now be unused
+    return [*edits, Keep(scale)]  # the scale moves to the call sites: its names stay bound

@@ -11,9 +11,10 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import code_of, fresh_name, input_names, load_names, name_keyword_code, parsed_statement
+from ..plan import Before
 from ..verdicts import Refusal
 from .base import Idiom, source
-from .contract import rule
+from .contract import Converted, rule
 
 if TYPE_CHECKING:
     from ..sites import Site
@@ -63,13 +64,13 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
 
 @rule("convert_call")
 def convert_call(
-        builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpType, target: Target) -> str | None:
+        builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpType, target: Target) -> Converted | None:
     """A call whose target is a gradient TensorFlow provides: the generated function's name."""
     return emit(builder, site, call, op, target) if isinstance(target, ops.BuiltinGradient) else None
 
 
 def emit(builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpType,
-         target: ops.BuiltinGradient) -> str:
+         target: ops.BuiltinGradient) -> Converted:
     """One generated function per block, op type and `name=` computing a gradient TensorFlow
     provides (the pass-through of a straight-through estimator, Add's broadcast-reduced sum),
     defined just before the block (so `name=` reads the same variables, when the op is
@@ -78,7 +79,7 @@ def emit(builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpTy
     key = (site.with_node, op.name, keyword, isinstance(call, cst.Call))
     cached = builder.builtins.get(key)
     if cached:
-        return cached
+        return Converted(cached)
     suffix = "straight_through" if target.name == "Identity" else f"{target.name.lower()}_gradient"
     name = fresh_name(f"_{op.name.lower()}_{suffix}", builder.taken)
     builder.builtins[key] = name
@@ -97,5 +98,4 @@ def emit(builder: Converting, site: Site, call: cst.BaseExpression, op: ops.OpTy
            f"    def {grad_fn}(dy):\n"
            f"{body}\n"
            f"    return {forward}, {grad_fn}\n")
-    builder.plan.before_with.setdefault(site.with_node, []).append(parsed_statement(src))
-    return name
+    return Converted(name, (Before(site.with_node, parsed_statement(src)),))
