@@ -459,4 +459,8 @@ class Planner:
                     changed = True
             for rule in idioms.rules("settle"):
                 settled = rule(self.facts)
-                changed = self.give(settled.verdicts) or settled.changed or changed
+                for reg in settled.makers:
+                    reg.maker = True
+                for reg in settled.named:
+                    reg.maker_name = True
+                changed = self.give(settled.verdicts) or bool(settled.makers or settled.named) or changed

@@ -9,7 +9,8 @@ Deciding (the planner runs these; ``facts`` is what it knows of the module, read
   blocks), and the diagnostics found on the way;
 - ``check_site(facts, site) -> Checked``: a block's verdict, and what the checks found on the
   way (its entries, calls, phantom keys), which the planner records on the site;
-- ``settle(facts) -> Settled``: verdicts that spread between records, run until nothing changes;
+- ``settle(facts) -> Settled``: verdicts that spread between records, and the shapes uses ask of a
+  registration (a maker), run until nothing changes;
 - ``finish(facts) -> list[Diagnostic]``: what is said once every record is decided;
 - ``--use-runtime``'s takeovers of blocks the inline rewrite refuses: ``take(facts) -> Taken``,
   ``calls(taken) -> list`` (the map calls moved), ``emit_all(builder, taken) -> list[Edit]``, and for a
@@ -154,11 +155,14 @@ class Checked:
 
 @dataclass
 class Settled:
-    """What a settle rule decided this round: ``verdicts``, (record, Refusal) pairs the planner
-    gives each record without one, and whether it changed its own records (``changed``)."""
+    """What a settle rule decided this round, which the planner records: ``verdicts``, (record,
+    Refusal) pairs it gives each record without one; ``makers``, registrations converted to a
+    maker of custom-gradient functions (``Registration.maker``); ``named``, makers that pass each
+    use's ``name=`` on (``Registration.maker_name``). Nothing decided: the settling is done."""
 
     verdicts: list = field(default_factory=list)
-    changed: bool = False
+    makers: list = field(default_factory=list)
+    named: list = field(default_factory=list)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -173,11 +174,15 @@ def settle(facts: Facts) -> Settled:
             decided[record] = refusal
             settled.verdicts.append((record, refusal))
 
+    def is_maker(reg):
+        return reg.maker or reg in settled.makers
+
     for reg in facts.registrations:
         if not refused(reg):
-            changed, refusal = check_uses(facts, reg, refused)
+            refusal, shape = check_uses(facts, reg, refused)
             give(reg, refusal)
-            settled.changed |= changed
+            if shape is not None:
+                (settled.makers if shape == "maker" else settled.named).append(reg)
     failed = {t for s in facts.sites if refused(s) for _, t in s.entries if isinstance(t, External)}
     for site in facts.sites:
         hit = next((t for _, t in site.entries if t in failed), None)
@@ -185,15 +190,21 @@ def settle(facts: Facts) -> Settled:
             give(site, Refusal("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
                                          f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
                                          "this one is left as it is too"))
+    for r in _alike_choices(facts, is_maker):
+        if not is_maker(r) and not refused(r):
+            refusal = make_maker(facts, r, "it is chosen by a name with another that is")
+            give(r, refusal)
+            if refusal is None:
+                settled.makers.append(r)
+    return settled
+
+
+def _alike_choices(facts: Facts, is_maker: Callable[[Registration], bool]) -> Iterator[Registration]:
+    """The choices of each name that chooses a maker among others: called alike, all makers."""
     for site in facts.sites:
         for _, target in site.entries:
-            if isinstance(target, Dispatch) and any(r.maker for r in target.choices.values()):
-                for r in target.choices.values():
-                    if not r.maker and not refused(r):
-                        give(r, make_maker(facts, r, "it is chosen by a name with another that is"))
-                        settled.changed = True
-    settled.changed |= bool(settled.verdicts)
-    return settled
+            if isinstance(target, Dispatch) and any(is_maker(r) for r in target.choices.values()):
+                yield from target.choices.values()
 
 
 def find(facts) -> list:
@@ -418,41 +429,45 @@ def _keywords(facts, reg: Registration):
     return None
 
 
-def check_uses(facts, reg: Registration, refused) -> tuple[bool, Refusal | None]:
-    """What the uses of one registration ask of its converted function: (whether anything
-    changed, the refusal where one plain custom-gradient function cannot serve them all);
-    it may make ``reg`` a maker instead. ``refused(record)``: its refusal so far."""
+def check_uses(facts, reg: Registration, refused) -> tuple[Refusal | None, str | None]:
+    """What the uses of one registration ask of its converted function: (the refusal where one
+    plain custom-gradient function cannot serve them all, the shape they ask of it: "maker"
+    (``Registration.maker``), "named" (a maker passing ``name=`` on), or None: as it is).
+    ``refused(record)``: its refusal so far."""
     users = [s for s in facts.sites if any(reg in regs_of(t) for _, t in s.entries)]
     if any(refused(s) for s in users):
-        return True, Refusal("GRL110", "another block using the same gradient registration could not be "
-                                       "migrated, so this one is left as it is too")
+        return Refusal("GRL110", "another block using the same gradient registration could not be "
+                                 "migrated, so this one is left as it is too"), None
     entries = [(s, op) for s in users for op, t in s.entries if reg in regs_of(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
-        return True, Refusal(
+        return Refusal(
             "GRL106",
             f"`{reg.function.name.value}` is the override gradient of op types with "
             f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand",
-        )
+        ), None
     names = {name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
     passes_name = any(n is not None for n in names)
     literal = all(n is None or is_string_literal(parsed_expression(n)) for n in names)
+    why = None
     if not reg.maker:
         if len(op_types) > 1:
-            return True, make_maker(facts, reg, f"it is the override gradient of several op types "
-                                                f"({', '.join(sorted(op_types))})")
-        if passes_name and (len(names) > 1 or not literal):
-            return True, make_maker(facts, reg, "its uses pass `name=` values that differ or are not string literals")
-        if any(isinstance(t, Dispatch) and reg in t.choices.values() for s, _ in entries for _, t in s.entries):
-            return True, make_maker(facts, reg, "it is chosen by a name")
+            why = f"it is the override gradient of several op types ({', '.join(sorted(op_types))})"
+        elif passes_name and (len(names) > 1 or not literal):
+            why = "its uses pass `name=` values that differ or are not string literals"
+        elif any(isinstance(t, Dispatch) and reg in t.choices.values() for s, _ in entries for _, t in s.entries):
+            why = "it is chosen by a name"
+    if why is not None:
+        refusal = make_maker(facts, reg, why)
+        return refusal, None if refusal else "maker"
     if reg.maker and passes_name and not reg.maker_name:
-        reg.maker_name = True  # the maker passes each use's `name=` to the op it makes
-        return True, None
-    return False, None
+        return None, "named"  # the maker passes each use's `name=` to the op it makes
+    return None, None
 
 
 def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
-    """Make ``reg`` a maker of custom-gradient functions, ``fn(forward, name=...)``, or refuse it."""
+    """Whether ``reg`` can be a maker of custom-gradient functions, ``fn(forward, name=...)``:
+    None, or the refusal."""
     if operator_use(facts, reg):
         return Refusal("GRL108", f"`{reg.function.name.value}` is the gradient of ops made by an operator "
                                  "(`a - b`) and used unalike: rewrite these with @tf.custom_gradient\n"
@@ -460,7 +475,6 @@ def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
                                  "used alike everywhere.")
     if reg.kind == "factory":
         return Refusal("GRL106", f"`{reg.function.name.value}` is returned by a factory and {why}; migrate it by hand")
-    reg.maker = True
     return None
 
 
