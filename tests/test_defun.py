@@ -67,6 +67,22 @@ def test_a_file_that_uses_defun_is_never_silent():
     assert "other than as a decorator" in result.diagnostics[1].message
 
 
+def test_a_defun_decorating_a_class_is_refused_not_an_internal_error():
+    source = HEAD + textwrap.dedent('''\
+        def _grad(op, grad):
+            return -grad
+
+
+        @function.Defun(tf.float32, python_grad_func=_grad)
+        class Flip:
+            pass
+        ''')
+    result = migrate_code(source)
+    assert result.code == source
+    assert _codes(result) == ["GRL115"]
+    assert "decorates a class" in result.diagnostics[0].message
+
+
 def test_the_names_the_generated_function_uses_never_hide_its_parameters():
     source = HEAD + textwrap.dedent('''\
         def _g(op, dy):

@@ -132,7 +132,7 @@ class Redefine(Edit):
     """A def becomes what ``build`` makes of it (its rewritten self)."""
 
     fdef: cst.FunctionDef
-    build: Callable[[cst.FunctionDef], cst.CSTNode]
+    build: Callable[[cst.FunctionDef], cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]]
 
     def apply(self, plan: Plan) -> None:
         plan.defs[self.fdef] = self.build

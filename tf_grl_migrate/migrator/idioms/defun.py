@@ -6,6 +6,7 @@ is noted (TF2 gives it no gradient in a tf.function) and left as it is."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +168,7 @@ def gather(facts: Facts) -> Gathered:
     return found
 
 
-def _in_import(facts, node) -> bool:
+def _in_import(facts: Facts, node: cst.CSTNode | None) -> bool:
     while node is not None and not isinstance(node, cst.BaseSmallStatement):
         node = facts.parent(node)
     return isinstance(node, (cst.Import, cst.ImportFrom))
@@ -181,7 +182,7 @@ def _name(site: DefunSite) -> str:
     return site.fdef.name.value if site.fdef is not None else site.target
 
 
-def _placed(facts, site: DefunSite) -> DefunSite:
+def _placed(facts: Facts, site: DefunSite) -> DefunSite:
     """The form of the call: a decorator, ``target = Defun(...)(f)``, or one the tool refuses."""
     call = site.call
     parent = facts.parent(call)
@@ -190,6 +191,9 @@ def _placed(facts, site: DefunSite) -> DefunSite:
         return site
     if isinstance(parent, cst.Decorator):
         fdef = facts.parent(parent)
+        if not isinstance(fdef, cst.FunctionDef):
+            site.refusal = _refuse("the Defun decorates a class, not a function")
+            return site
         site.fdef = fdef
         if len(fdef.decorators) != 1:
             site.refusal = _refuse(f"`{fdef.name.value}` has other decorators besides the Defun")
@@ -216,9 +220,9 @@ def _placed(facts, site: DefunSite) -> DefunSite:
     return site
 
 
-def _ancestors(facts, node):
-    """The nodes around ``node`` up to the def it runs in (a decorator runs outside its own def)."""
-    node = facts.parent(node)
+def _ancestors(facts: Facts, start: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes around ``start`` up to the def it runs in (a decorator runs outside its own def)."""
+    node = facts.parent(start)
     if isinstance(node, cst.Decorator):
         node = facts.parent(facts.parent(node))
     while node is not None and not isinstance(node, (cst.FunctionDef, cst.Lambda)):
@@ -226,7 +230,7 @@ def _ancestors(facts, node):
         node = facts.parent(node)
 
 
-def _arguments(facts, site: DefunSite, by_def: dict) -> Refusal | None:
+def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> Refusal | None:
     """The Defun's own arguments: input types (dropped), a gradient, and keywords TF2 has no use for."""
     gradients = [a for a in site.call.args if a.keyword is not None and a.keyword.value in _GRADIENTS]
     for arg in site.call.args:
@@ -264,7 +268,7 @@ def _arguments(facts, site: DefunSite, by_def: dict) -> Refusal | None:
     return _gradient(facts, site, arg.value)
 
 
-def _grad_func_defun(facts, site: DefunSite, by_def: dict) -> DefunSite | None:
+def _grad_func_defun(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> DefunSite | None:
     """The Defun of this module ``grad_func=`` names, where it names one."""
     arg = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "grad_func"), None)
     if arg is None or not isinstance(arg.value, cst.Name):
@@ -273,7 +277,7 @@ def _grad_func_defun(facts, site: DefunSite, by_def: dict) -> DefunSite | None:
     return by_def.get(id(grad)) if grad is not None else None
 
 
-def _params(site: DefunSite):
+def _params(site: DefunSite) -> Refusal | None:
     """The parameters the custom-gradient function takes (those of the Defun's function), or the refusal."""
     fdef = site.fdef or site.wrapped_def
     if fdef is None:
@@ -286,7 +290,7 @@ def _params(site: DefunSite):
     return None
 
 
-def _attribute_reads(facts, site: DefunSite) -> Refusal | None:
+def _attribute_reads(facts: Facts, site: DefunSite) -> Refusal | None:
     """A Defun's function is TF1's function object: code that reads its attributes (``f.name``,
     ``f.add_to_graph(g)``) would find a plain function after the migration."""
     name = site.fdef.name if site.fdef is not None else None
@@ -303,7 +307,7 @@ def _attribute_reads(facts, site: DefunSite) -> Refusal | None:
     return None
 
 
-def _gradient(facts, site: DefunSite, value) -> Refusal | None:
+def _gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refusal | None:
     """A python_grad_func the tool can call from a custom gradient: a lambda, or a def the
     module binds once, taking ``(op, *grads)`` and reading of ``op`` only ``op.inputs`` and
     ``op.outputs`` (whole or indexed)."""
@@ -340,7 +344,7 @@ def _gradient(facts, site: DefunSite, value) -> Refusal | None:
     return None
 
 
-def _imported_gradient(facts, site: DefunSite, value) -> Refusal | None:
+def _imported_gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refusal | None:
     """A gradient another module of the run defines: what it reads of ``op`` was read there
     (facts.Run); one from outside the run is not followed."""
     shown = code_of(value)
@@ -354,7 +358,7 @@ def _imported_gradient(facts, site: DefunSite, value) -> Refusal | None:
     return None
 
 
-def _imported(facts, value) -> bool:
+def _imported(facts: Facts, value: cst.BaseExpression) -> bool:
     """Whether ``value`` names (or is an attribute of) a name an import binds."""
     while isinstance(value, cst.Attribute):
         value = value.value
@@ -446,7 +450,7 @@ def _emit(builder: Converting, site: DefunSite) -> list[Edit]:
         at_module = isinstance(builder.facts.scope(site.fdef), GlobalScope)
         gap = (cst.EmptyLine(indent=False),) * (2 if at_module else 1)
 
-        def build(updated: cst.FunctionDef):
+        def build(updated: cst.FunctionDef) -> cst.FlattenSentinel[cst.BaseStatement]:
             kept = updated.with_changes(name=cst.Name(forward), decorators=(),
                                         lines_after_decorators=())
             return cst.FlattenSentinel([kept, generated.with_changes(leading_lines=gap)])
@@ -461,7 +465,7 @@ def _star(params: cst.Parameters) -> list:
     return [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
 
 
-def _call_arguments(fdef, params: str) -> str:
+def _call_arguments(fdef: cst.FunctionDef | None, params: str) -> str:
     """The custom-gradient function's parameters passed on, as written."""
     if fdef is None:
         return params

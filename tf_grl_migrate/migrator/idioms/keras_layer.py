@@ -28,7 +28,7 @@ from .base import Idiom, source
 from .contract import rule
 
 if TYPE_CHECKING:
-    from .contract import Converting
+    from .contract import Converting, Facts
 
 
 IDIOM = Idiom(
@@ -95,7 +95,7 @@ def edit_module(builder: Converting) -> list[Edit]:
     edits: list[Edit] = []
     respell_backend = _backend_reads(builder, notes)
     for stmt in facts.module.body:
-        if is_import_line(stmt):
+        if isinstance(stmt, cst.SimpleStatementLine) and is_import_line(stmt):
             new = _import_line(facts, stmt, respell_backend, notes)
             if new is not None:
                 edits.append(Replace(stmt, new))
@@ -112,7 +112,8 @@ def _engine_root(module: str) -> str | None:
     return None
 
 
-def _import_line(facts, stmt, respell_backend: set, notes: list):
+def _import_line(facts: Facts, stmt: cst.SimpleStatementLine, respell_backend: set[str],
+                 notes: list[Diagnostic]) -> cst.SimpleStatementLine | None:
     """The import line respelled for Keras 3, or None where it stays (a note where it cannot)."""
     if len(stmt.body) != 1:
         if any(_needs_respelling(small, respell_backend) for small in stmt.body):
@@ -146,12 +147,13 @@ def _import_line(facts, stmt, respell_backend: set, notes: list):
     return None
 
 
-def _engine_import(facts, stmt, small, module: str, root: str, notes: list):
+def _engine_import(facts: Facts, stmt: cst.SimpleStatementLine, small: cst.ImportFrom, module: str, root: str,
+                   notes: list[Diagnostic]) -> cst.SimpleStatementLine | None:
     if isinstance(small.names, cst.ImportStar):
         notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
                                           f"the names this module uses from {root}.layers or {root}.models"))
         return None
-    names = [alias.name.value for alias in small.names]
+    names = [code_of(alias.name) for alias in small.names]
     homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
     missing = [n for n, found in homes.items() if not found]
     if missing:
@@ -170,12 +172,14 @@ def _engine_import(facts, stmt, small, module: str, root: str, notes: list):
     return stmt.with_changes(body=[small.with_changes(module=parsed_expression(f"{root}.{home}"))])
 
 
-def _binds_backend(small, respell_backend: set) -> bool:
-    return any(alias.name.value == "backend" and (alias.asname.name.value if alias.asname else "backend")
+def _binds_backend(small: cst.ImportFrom, respell_backend: set[str]) -> bool:
+    if isinstance(small.names, cst.ImportStar):
+        return False
+    return any(alias.name.value == "backend" and (code_of(alias.asname.name) if alias.asname else "backend")
                in respell_backend for alias in small.names if isinstance(alias.name, cst.Name))
 
 
-def _needs_respelling(small, respell_backend: set) -> bool:
+def _needs_respelling(small: cst.BaseSmallStatement, respell_backend: set[str]) -> bool:
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
         module = code_of(small.module)
         return _engine_root(module) is not None or (
@@ -184,7 +188,7 @@ def _needs_respelling(small, respell_backend: set) -> bool:
     return isinstance(small, cst.Import) and any(_engine_root(code_of(a.name)) is not None for a in small.names)
 
 
-def _backend_reads(builder, notes: list) -> set:
+def _backend_reads(builder: Converting, notes: list[Diagnostic]) -> set[str]:
     """The module-level names bound to Keras 3's ``keras.backend`` through which the migrated
     module still calls what only Keras 2's backend had: those imports move to
     ``tensorflow.keras.backend``, which TF2 keeps with those functions. A name neither has gets a
@@ -231,7 +235,7 @@ def _backend_names(module: cst.Module) -> set:
     return found
 
 
-def _is_keras_layer(facts, cls: cst.ClassDef, depth: int = 3) -> bool:
+def _is_keras_layer(facts: Facts, cls: cst.ClassDef, depth: int = 3) -> bool:
     """A class deriving from a Keras ``Layer`` (Keras 2 or 3, ``tf.keras``, tf_keras), or from a
     class of this module that does."""
     for base in cls.bases:
@@ -253,16 +257,17 @@ class _LayerBody(QuickVisitor):
     """In a class: its ``self.trainable_weights = []`` lines, and whether anything else in it
     speaks of weights (``add_weight``, ``self.trainable_weights.append``)."""
 
-    def __init__(self):
-        self.lists, self.weights = [], False
+    def __init__(self) -> None:
+        self.lists: list[cst.SimpleStatementLine] = []
+        self.weights = False
 
-    def visit_SimpleStatementLine(self, node):
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         if _sets_weights_list(node):
             self.lists.append(node)
             return False
         return True
 
-    def visit_Attribute(self, node):
+    def visit_Attribute(self, node: cst.Attribute) -> None:
         self.weights = self.weights or node.attr.value in MAKES_WEIGHTS
 
 
@@ -298,5 +303,5 @@ def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:
             and isinstance(assign.value, cst.List) and not assign.value.elements)
 
 
-def _note(facts, node, message: str) -> Diagnostic:
+def _note(facts: Facts, node: cst.CSTNode, message: str) -> Diagnostic:
     return Diagnostic.at(facts.pos(node), "GRL201", "note: " + message)

@@ -95,7 +95,7 @@ def why_not(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | 
     return None  # a block that is not the recipe is the runtime map's to take or explain
 
 
-def match(facts, site: Site) -> PyFuncSite | None:
+def match(facts: Facts, site: Site) -> PyFuncSite | None:
     call = cst.ensure_type(site.item.item, cst.Call)
     if site.item.asname is not None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
         return None
@@ -107,12 +107,11 @@ def match(facts, site: Site) -> PyFuncSite | None:
     types: list[str] = []
     values: list[cst.Name] = []
     for element in mapping.elements:
-        key = string_value(element.key) if isinstance(element, cst.DictElement) else None
-        if not (
-            key in ops.PY_FUNC_TYPES and isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)
-        ):
+        op_type = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        if not (op_type in ops.PY_FUNC_TYPES and isinstance(element, cst.DictElement)
+                and isinstance(element.value, cst.Name)):
             return None
-        types.append(key)
+        types.append(op_type)
         values.append(element.value)
     key = facts.key(values[0])
     if key is None or key[0] != "var" or any(facts.key(v) != key for v in values):
@@ -128,21 +127,21 @@ def match(facts, site: Site) -> PyFuncSite | None:
         return None
     if not (isinstance(made, cst.Call) and facts.qn(made.func) & PY_FUNC and _tf1_arguments(made)):
         return None
-    registration = next((r for r in facts.registrations if r.kind in ("call", "factory") and r.name_key == key
+    registration = next((r.stmt for r in facts.registrations if r.kind in ("call", "factory") and r.name_key == key
                          and r.stmt is not None), None)
     if registration is None:
         return None
-    grad = registration.stmt.body[0].value.args[0].value
+    registering = getattr(registration.body[0], "value", None)  # RegisterGradient(name)(grad), or an assignment's
+    grad = registering.args[0].value if isinstance(registering, cst.Call) and registering.args else None
     if not isinstance(grad, (cst.Name, cst.Attribute)):
         return None
     here = facts.scope(site.with_node)
-    if (facts.scope(registration.stmt) is not here
-            or facts.where(registration.stmt) > facts.where(site.with_node)):
+    if facts.scope(registration) is not here or facts.where(registration) > facts.where(site.with_node):
         return None
     uses = [a for ref in facts.referents(values[0]) for a in ref.references]
     if len(uses) != len(values) + 1:  # the registration and the map read the name, nothing else
         return None
-    return PyFuncSite(site, made, registration.stmt, grad, tuple(dict.fromkeys(types)))
+    return PyFuncSite(site, made, registration, grad, tuple(dict.fromkeys(types)))
 
 
 def _makes_no_op(stmt: cst.CSTNode) -> bool:
