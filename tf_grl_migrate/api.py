@@ -145,10 +145,8 @@ def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | Non
             report.diagnostics.append(said._replace(message=f"the migrated file {new}: {said.message}"))
             continue
         work.append((report, place, Job(old, text, None, port[0], new, tuple(pairs))))
-    found = verify_cached([job for _, _, job in work], [original], workers=jobs, timeout=timeout, python=python)
-    for report, place, job in work:
-        report.verification = found.get(job.path, [])
-        report.diagnostics.extend(place(v.diagnostic(hand=True)) for v in report.verification)
+    _placed(work, verify_cached([job for _, _, job in work], [original], workers=jobs, timeout=timeout,
+                                python=python), hand=True)
     return reports
 
 
@@ -166,14 +164,21 @@ def _verify(reports: list[FileReport], roots: Iterable[str | os.PathLike], *, wr
         if report.changed and report.new_text is not None and report.source is not None:
             decoded = _decoded(report.path, report.source)  # decoded once already, by the migration
             if not isinstance(decoded, FileReport):
-                work.append((report, Job(report.path, decoded[0], report.new_text), decoded[1], report.source))
-    found = verify_cached([job for _, job, _, _ in work], [str(os.fspath(p)) for p in roots], cache=cache,
-                          workers=jobs, timeout=timeout, python=python)
-    for report, _, place, raw in work:
-        report.verification = found.get(report.path, [])
-        report.diagnostics.extend(place(v.diagnostic()) for v in report.verification)
-        if write and not report.differs:
-            write_verified(report, raw, use_runtime)
+                work.append((report, decoded[1], Job(report.path, decoded[0], report.new_text)))
+    _placed(work, verify_cached([job for _, _, job in work], [str(os.fspath(p)) for p in roots], cache=cache,
+                                workers=jobs, timeout=timeout, python=python))
+    for report, _, _ in work:
+        if write and report.source is not None and not report.differs:
+            write_verified(report, report.source, use_runtime)
+
+
+def _placed(work: list[tuple[FileReport, Callable[[Diagnostic], Diagnostic], Any]], found: dict,
+            hand: bool = False) -> None:
+    """Each report's verifications (``found``, by path) and their diagnostics, placed (a notebook's
+    in their cells). ``hand``: the port checked is the user's (--verify-against)."""
+    for report, place, job in work:
+        report.verification = found.get(job.path, [])
+        report.diagnostics.extend(place(v.diagnostic(hand)) for v in report.verification)
 
 
 def _read_text(path: str) -> tuple[str, Callable[[Diagnostic], Diagnostic]] | FileReport:

@@ -421,7 +421,7 @@ def replace_atomically(target: str, data: bytes, mode: int | None = None, durabl
         raise
 
 
-# -- what verification reads and writes (tf_grl_migrate.verifier reaches files through these) --
+# -- what verification reads and writes (tf_grl_migrate.api's --verify and --verify-against) --
 def text_of(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnostic]]:
     """(the text a file's code is, how a diagnostic of that text is placed): a module's decoded
     text as it stands; a notebook's code cells glued, a diagnostic then naming its cell."""

@@ -412,10 +412,6 @@ class Builder:
         """Whether an earlier rule respelt this attribute chain."""
         return node in self.plan.renames
 
-    def gone(self, stmt: cst.CSTNode) -> bool:
-        """Whether an earlier rule removed this statement on purpose."""
-        return stmt in self.plan.removed_stmts or stmt in self.plan.removed_defs
-
     def accepted_own(self) -> dict[str, list]:
         """Per idiom, its own records no verdict refused (the code they run is migrated)."""
         return self.p.accepted_own()

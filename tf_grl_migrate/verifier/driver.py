@@ -355,45 +355,37 @@ def _shown(label, shape) -> str:
 def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: float | None = None,
                   python: str | None = None) -> dict:
     """:func:`verify` with the result cache (a ``migrator.cache.Cache``, or None): a job whose
-    texts, tool, TensorFlow and neighbouring modules are as before is answered from it. ``roots``:
-    the paths the run was given (their folders are where the project's modules are found)."""
-    return _cached(jobs, cache, python, lambda todo: verify(todo, workers=workers, timeout=timeout, python=python,
-                                                               roots=_folders(roots)))
+    texts, tool, TensorFlow's version and neighbouring project modules are as before is answered
+    from it, the rest computed and stored. ``roots``: the paths the run was given (their folders
+    are where the project's modules are found)."""
+    found: dict = {}
+    keys: dict = {}
+    todo = []
+    version = tensorflow_version(python) if cache is not None else ""
+    for job in jobs:
+        if cache is not None:
+            data = "\0".join([job.original, job.migrated or "", job.against or "", version, _neighbours(job.path)])
+            keys[job.path] = key = cache.key(data.encode("utf-8", "surrogatepass"), False, "verify")
+            stored = cache.get_data(key)
+            if stored is not None:
+                try:
+                    found[job.path] = [Verification(*v) for v in stored]
+                    continue
+                except TypeError:
+                    pass
+        todo.append(job)
+    if todo:
+        computed = verify(todo, workers=workers, timeout=timeout, python=python, roots=_folders(roots))
+        for job in todo:
+            results = found[job.path] = computed.get(job.path, [])
+            timed_out = any(v.status == NOT_VERIFIABLE and v.reason and "timed out" in v.reason for v in results)
+            if cache is not None and not timed_out:
+                cache.put_data(keys[job.path], [list(v) for v in results])
+    return found
 
 
 def _folders(paths) -> list:
     return sorted({os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths})
-
-
-def _cached(jobs, cache, python, compute) -> dict:
-    """Results from the cache where both texts, the tool, TensorFlow's version and every project
-    module the run would load are as before; the rest computed and stored."""
-    if cache is None or not jobs:
-        return compute(jobs)
-    version = tensorflow_version(python)
-    keys = {}
-    found = {}
-    todo = []
-    for job in jobs:
-        data = "\0".join([job.original, job.migrated or "", job.against or "", version, _neighbours(job.path)])
-        key = cache.key(data.encode("utf-8", "surrogatepass"), False, "verify")
-        keys[job.path] = key
-        stored = cache.get_data(key)
-        if stored is not None:
-            try:
-                found[job.path] = [Verification(*v) for v in stored]
-                continue
-            except TypeError:
-                pass
-        todo.append(job)
-    if todo:
-        computed = compute(todo)
-        for job in todo:
-            results = computed.get(job.path, [])
-            found[job.path] = results
-            if not any(v.status == NOT_VERIFIABLE and v.reason and "timed out" in v.reason for v in results):
-                cache.put_data(keys[job.path], [list(v) for v in results])
-    return found
 
 
 def _neighbours(path) -> str:

@@ -87,7 +87,9 @@ def calls(taken: Taken) -> list[cst.Call]:
 
 @rule("emit_all")
 def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
-    return [*(e for call in taken.taken for e in emit(builder, call)), *(e for reg in taken.kept for e in keep(reg))]
+    """Each moved map call; each registration a moved block may name stays, spelt as TF2 spells it."""
+    return [*(e for call in taken.taken for e in emit(builder, call)),
+            *(e for reg in taken.kept for e in respelled(reg.renames, reg.keywords))]
 
 
 @rule("hint")
@@ -265,8 +267,3 @@ def emit(builder: Converting, call: cst.Call) -> list[Edit]:
         return updated.with_changes(func=parsed_expression("tf_grl_migrate.gradient_override_map"), args=args)
 
     return [*edits, Recall(call, build)]
-
-
-def keep(reg: Registration) -> list[Edit]:
-    """A registration a runtime block may name stays, with TF2's spelling of TF1 names."""
-    return respelled(reg.renames, reg.keywords)
