@@ -85,7 +85,8 @@ def migrate_paths(
     from .migrator.files import discover
 
     names: list[str] = [str(os.fspath(p)) for p in paths]
-    missing = [FileReport(p, diagnostics=[Diagnostic(1, 1, "GRL901", "cannot read: no such file or directory")])
+    missing = [FileReport(p, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_read",
+                                                                   error="no such file or directory")])
                for p in names if not os.path.exists(p)]
     files = discover([p for p in names if os.path.exists(p)], exclude, extend_exclude)
     store = None
@@ -141,8 +142,8 @@ def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | Non
         reports.append(report)
         port = _read_text(new)
         if isinstance(port, FileReport):
-            said = port.diagnostics[0]
-            report.diagnostics.append(said._replace(message=f"the migrated file {new}: {said.message}"))
+            said = port.diagnostics[0]  # GRL901 or GRL907: each says it of the port too ("port")
+            report.diagnostics.append(Diagnostic.said((1, 1), said.code, "port", path=new, why=said.message))
             continue
         work.append((report, place, Job(old, text, None, port[0], new, tuple(pairs))))
     _placed(work, verify_cached([job for _, _, job in work], [original], workers=jobs, timeout=timeout,
@@ -196,7 +197,7 @@ def _decoded(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnos
     try:
         return text_of(path, raw)
     except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
-        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
+        return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
 
 
 def _process(args):
@@ -435,9 +436,9 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
 
 
 def explain(code: str) -> str:
-    """What ``tf-grl-migrate --explain CODE`` prints: the code's title and explanation (both from
-    the table of codes), the idiom that owns it (what that idiom is), and its example with what the
-    tool says on it, message, hints and details.
+    """What ``tf-grl-migrate --explain CODE`` prints: the code's title, explanation and messages
+    (all from the table of codes), the idiom that owns it (what that idiom is), and its example
+    with what the tool says on it, message, hints and details.
     Raises KeyError for a code outside the table."""
     import textwrap
 
@@ -446,6 +447,11 @@ def explain(code: str) -> str:
     entry = TABLE[code]
     lines = [f"{code}: {entry.title}", f"kind: {entry.kind.meaning}", "",
              *textwrap.wrap(entry.explanation, 100, break_on_hyphens=False)]
+    if entry.messages:
+        lines += ["", "what it says ({names} are filled in where it says it):"]
+        lines += [line for sentence in dict.fromkeys(m.sentence for m in entry.messages.values())
+                  for line in textwrap.wrap(sentence, 100, initial_indent="- ", subsequent_indent="  ",
+                                            break_on_hyphens=False)]
     from .migrator.codemod import migrate_code
     from .migrator.idioms import all_idioms
 

@@ -204,7 +204,8 @@ def _stdin(check, use_runtime, fmt) -> int:
     try:
         text = decode(sys.stdin.buffer.read()).text
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        failed = report.FileReport("-", diagnostics=[report.Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
+        failed = report.FileReport("-", diagnostics=[
+            report.Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
         if fmt == "json":
             click.echo(report.to_json([failed], write=False))
         else:

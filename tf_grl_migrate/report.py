@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .codes import CODES, FAILURE, NOTE, REFUSAL, TABLE
+from .codes import CODES, FAILURE, NOTE, REFUSAL, TABLE, say
 
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1
@@ -26,8 +26,8 @@ class _Fields(NamedTuple):
 
 class Diagnostic(_Fields):
     """Immutable, ordered by (line, col, code, message, cell, details, hints). Its code is one of the
-    table's (``codes.CODES``): a code that is not there cannot be emitted. A message written as
-    ``"sentence\ndetails"`` is split there: the first line is the message, the rest its details."""
+    table's (``codes.CODES``): a code that is not there cannot be emitted. What it says comes from
+    the table too (``said``: the code's message template, filled)."""
 
     __slots__ = ()
 
@@ -36,9 +36,6 @@ class Diagnostic(_Fields):
         if code not in CODES:
             raise ValueError(f"{code!r} is not in tf_grl_migrate.codes.CODES; add it there "
                              "(with its row in docs/idioms.md)")
-        if "\n" in message:
-            message, _, more = message.partition("\n")
-            details = f"{more.strip()} {details}".strip() if details else more.strip()
         return super().__new__(cls, line, col, code, message, cell, details or None, tuple(hints))
 
     @classmethod
@@ -46,6 +43,13 @@ class Diagnostic(_Fields):
            details: str | None = None, hints: tuple[str, ...] = ()) -> Diagnostic:
         """The diagnostic at ``position``, (line, column)."""
         return cls(position[0], position[1], code, message, cell, details, hints)
+
+    @classmethod
+    def said(cls, position: tuple[int, int], code: str, key: str, /, *, cell: int | None = None,
+             hints: tuple[str, ...] = (), **fields: object) -> Diagnostic:
+        """The diagnostic at ``position`` that says ``code``'s message ``key`` (codes.TABLE) over ``fields``."""
+        message, details = say(code, key, **fields)
+        return cls(position[0], position[1], code, message, cell, details or None, hints)
 
     @property
     def sentence(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from typing import Any
 
 from . import _tf_renames
 
@@ -166,21 +167,23 @@ def shape_only(qualified_names) -> bool:
     return bool(entry and entry.get("shape_only"))
 
 
-def describe_call(qualified_names, mapped) -> str:
-    """Why a call in an override block stops the rewrite, for GRL101's message."""
+def describe_call(qualified_names, mapped) -> tuple[str, dict[str, Any]]:
+    """Why a call in an override block stops the rewrite: GRL101's message (its key in the table
+    of codes) and the fields it reads. The call is one the op table does not know ("calls_unseen"),
+    makes other ops by input rank ("calls_by_rank"), makes a mapped op among others
+    ("calls_among_others"), or is recorded as making none, but TensorFlow may add Identity ops
+    ("calls_untraced")."""
     shown = ", ".join(repr(k) for k in sorted(mapped))
     entry = _entry(qualified_names)
     if entry is None:
-        return f"may create {shown} ops the tool cannot see"
+        return "calls_unseen", {"mapped": shown}
     if not entry["stable"] and set(entry["ops"] + entry.get("ops_rank3", [])) & set(mapped):
         rank2, rank3 = (", ".join(sorted(set(entry.get(k, entry["ops"])))) for k in ("ops", "ops_rank3"))
-        return (f"creates {rank2} or {rank3} by input rank, so which ops TF1 overrode is unknown\nIt creates "
-                f"{rank2} for rank-2 inputs but {rank3} for rank-3 ones; for one input rank only, a rank-exact "
-                "spelling such as gen_math_ops.mat_mul can be migrated.")
+        return "calls_by_rank", {"rank2": rank2, "rank3": rank3}
     hit = sorted(set(entry["ops"]) & set(mapped))
     if hit:
-        return f"creates {', '.join(repr(k) for k in hit)} ops among others, which the tool cannot wrap one by one"
-    return f"may create {shown} ops a trace does not show\nTensorFlow adds Identity ops by itself."
+        return "calls_among_others", {"hit": ", ".join(repr(k) for k in hit)}
+    return "calls_untraced", {"mapped": shown}
 
 
 @functools.cache

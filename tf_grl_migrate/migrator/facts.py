@@ -438,12 +438,9 @@ class Run:
                 access, import_from, refusal = self._access(path, reg_path, function)
                 origin, why = blocked.get((reg_path, function), (None, None))
                 if refusal is None and why is not None and origin != path:
-                    refusal = Refusal(
-                        "GRL110",
-                        f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                        f"is kept as it is: {why.message} (in {os.path.basename(origin)})",
-                        why.hints, says_runtime=why.says_runtime,
-                    )
+                    refusal = Refusal.of("GRL110", "kept_by", name=spelling, file=os.path.basename(reg_path),
+                                         why=why.message, origin=os.path.basename(origin), details=why.details,
+                                         hints=why.hints, says_runtime=why.says_runtime)
                 externals.setdefault(path, {})[spelling] = External(
                     spelling, value, access, import_from, function, reg_path, refusal)
                 entry = exports.setdefault((reg_path, function), {"value": value, "arity": set(), "used_in": set(),
@@ -451,9 +448,9 @@ class Run:
                 entry["arity"].add(op.arity)
                 entry["used_in"].add(path)
                 if refusal and not entry["refusal"]:
-                    entry["refusal"] = Refusal("GRL110", f"its use in {os.path.basename(path)} is not migrated "
-                                                         f"({refusal.message})", refusal.hints,
-                                               says_runtime=refusal.says_runtime)
+                    entry["refusal"] = Refusal.of("GRL110", "use_not_migrated", file=os.path.basename(path),
+                                                  why=refusal.message, details=refusal.details, hints=refusal.hints,
+                                                  says_runtime=refusal.says_runtime)
                     entry["origin"] = path
         out: dict[str, Links] = {}
         for path in self.users:
@@ -463,7 +460,7 @@ class Run:
         for (reg_path, function), entry in sorted(exports.items()):
             refusal = entry["refusal"]
             if len(entry["arity"]) != 1 and not refusal:
-                refusal = Refusal("GRL106", "it is used for op types with different numbers of inputs")
+                refusal = Refusal.of("GRL106", "arities_elsewhere")
             export = Export(function, entry["value"], min(entry["arity"]), tuple(sorted(entry["used_in"])), refusal)
             links = out.get(reg_path, Links())
             out[reg_path] = dataclasses.replace(links, exports=(*links.exports, export))
@@ -471,9 +468,9 @@ class Run:
                 for user in entry["used_in"] - {entry["origin"]}:
                     for spelling, ext in list(externals.get(user, {}).items()):
                         if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
-                            externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal(
-                                "GRL110", f"the gradient registered as {spelling} in {os.path.basename(reg_path)} "
-                                          f"is kept as it is: {refusal.message}", refusal.hints,
+                            externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal.of(
+                                "GRL110", "kept_elsewhere", name=spelling, file=os.path.basename(reg_path),
+                                why=refusal.message, details=refusal.details, hints=refusal.hints,
                                 says_runtime=refusal.says_runtime))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())
@@ -549,17 +546,11 @@ class Run:
             if self.module_path(user, module, level) == reg_path:
                 if function in facts.constants or function in facts.from_names or any(
                         function == f for f in facts.registrations) or function in facts.modules:
-                    return "", None, Refusal("GRL102", f"the gradient is registered in {os.path.basename(reg_path)} as "
-                                                f"`{function}`, which is already a name in this module; import it "
-                                                "under another name and migrate again")
+                    return "", None, Refusal.of("GRL102", "name_taken", file=os.path.basename(reg_path),
+                                                function=function)
                 return function, (module, level), None
         return (
             "",
             None,
-            Refusal(
-                "GRL102",
-                f"the gradient is registered in {os.path.basename(reg_path)}, which this module "
-                "does not import (TF1 only needed it imported somewhere); import it here and "
-                "migrate again",
-            ),
+            Refusal.of("GRL102", "not_imported", file=os.path.basename(reg_path)),
         )

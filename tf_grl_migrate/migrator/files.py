@@ -162,9 +162,9 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None =
         # the screen finds nothing to change: no name of a star-imported module is removed either
         screened, tree = precheck.screen(text) if links is None or links.only_star_imported else (None, None)
     except RecursionError:
-        screened = [Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform")]
+        screened = [Diagnostic.said((1, 1), "GRL903", "too_deep")]
     except Exception as exc:  # noqa: BLE001 - a bug of ours in the screen must not stop the other files either
-        screened = [Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); please report it")]
+        screened = [Diagnostic.said((1, 1), "GRL903", "internal", kind=type(exc).__name__, error=exc)]
     if screened is not None:  # nothing to do, found without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
         return text, report
@@ -178,14 +178,13 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None =
         report.diagnostics.append(_parse_failure(text, exc))
         return text, report
     except SafetyError as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL904", str(exc)))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL904", "unsafe", reason=exc))
         return text, report
     except RecursionError:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL903", "file is too deeply nested to transform"))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL903", "too_deep"))
         return text, report
     except Exception as exc:  # noqa: BLE001 - a bug of ours must not stop the other files
-        report.diagnostics.append(Diagnostic(1, 1, "GRL903", f"internal error ({type(exc).__name__}: {exc}); "
-                                                             "please report it"))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL903", "internal", kind=type(exc).__name__, error=exc))
         return text, report
     report.diagnostics.extend(result.diagnostics)
     report.changed = result.code != text
@@ -203,17 +202,18 @@ def _parse_failure(text: str, exc: Any) -> Diagnostic:  # exc: libcst.ParserSynt
     if "\0" in text:  # Python's parser names no position for NUL bytes
         before = text[: text.index("\0")]
         col = len(before) - (before.rfind("\n") + 1) + 1
-        return Diagnostic(before.count("\n") + 1, col, "GRL902", "cannot parse: a NUL byte (binary data?)")
+        return Diagnostic.said((before.count("\n") + 1, col), "GRL902", "nul_byte")
     try:
         ast.parse(text)
     except SyntaxError as err:
         if err.lineno:
-            hint = python2_hint(err)
-            message = (f"cannot parse: {hint}\nPython says: {err.msg}." if hint else f"cannot parse: {err.msg}")
-            return Diagnostic(err.lineno, max(err.offset or 1, 1), "GRL902", message)
+            where, what = (err.lineno, max(err.offset or 1, 1)), python2_construct(err)
+            if what is None:
+                return Diagnostic.said(where, "GRL902", "cannot_parse", error=err.msg)
+            return Diagnostic.said(where, "GRL902", "python2", what=what, line=err.lineno, error=err.msg)
     except (ValueError, RecursionError, MemoryError):
         pass
-    return Diagnostic(exc.raw_line, exc.raw_column + 1, "GRL902", f"cannot parse: {exc.message}")
+    return Diagnostic.said((exc.raw_line, exc.raw_column + 1), "GRL902", "cannot_parse", error=exc.message)
 
 
 # What Python 3's parser says of Python 2 code, and what the construct is.
@@ -232,17 +232,12 @@ _PYTHON2_TEXT = (
 )
 
 
-def python2_hint(err: SyntaxError) -> str:
-    """What to add to a parse failure that is Python 2 code: the construct, and how to convert the
-    file first (the migrator reads Python 3 only)."""
+def python2_construct(err: SyntaxError) -> str | None:
+    """The Python 2 construct a parse failure is (the migrator reads Python 3 only), or None."""
     what = next((w for m, w in _PYTHON2_MESSAGES if m in (err.msg or "")), None)
     if what is None and err.text:
         what = next((w for pattern, w in _PYTHON2_TEXT if pattern.search(err.text)), None)
-    if what is None:
-        return ""
-    return (f"this file is Python 2 ({what} on line {err.lineno}): convert it to Python 3, then migrate again\n"
-            "To convert it: `pip install fissix` then `python -m fissix -w FILE` (the maintained lib2to3), or "
-            "`2to3 -w FILE` on Python 3.12 and older.")
+    return what
 
 
 MAX_FILE_BYTES = 64 << 20  # a larger file is skipped (GRL907): no source or notebook of ours is near it
@@ -280,11 +275,11 @@ def read(path: str) -> tuple[Any, FileReport | None]:  # (bytes, None) or (None,
     try:
         return read_bytes(path), None
     except TooLarge as exc:
-        return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL907", (
-            f"skipped: {exc.strerror}, over the {MAX_FILE_BYTES >> 20} MiB a file may have; if it is code to "
-            "migrate, split it"))])
+        return None, FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL907", "too_large", error=exc.strerror,
+                                                                   limit=MAX_FILE_BYTES >> 20)])
     except OSError as exc:
-        return None, FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot read: {exc.strerror or exc}")])
+        failed = Diagnostic.said((1, 1), "GRL901", "cannot_read", error=exc.strerror or exc)
+        return None, FileReport(path, diagnostics=[failed])
 
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
@@ -314,7 +309,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
     try:
         source = decode(raw)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        return FileReport(path, diagnostics=[Diagnostic(1, 1, "GRL901", f"cannot decode: {exc}")])
+        return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
     if hit is not None:
         new_text, report = hit[0], FileReport(path, diagnostics=hit[1], changed=hit[0] != source.text)
     else:
@@ -334,7 +329,7 @@ def _write(report: FileReport, path: str, data: bytes, raw: bytes) -> None:
         write_atomic(path, data, expected=raw)
         report.written = True
     except (OSError, UnicodeEncodeError, FileChangedError) as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL905", "cannot_write", error=exc))
 
 
 def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_runtime: bool, cache: Any,
@@ -346,7 +341,7 @@ def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_r
         text = raw.decode("utf-8")
         nb = notebooks.load(text)
     except (UnicodeDecodeError, notebooks.NotebookError) as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL901", f"cannot read notebook: {exc}"))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL901", "notebook", error=exc))
         return report
     glued, indices, skipped, magics = notebooks.glue(nb)
     report.diagnostics.extend(skipped)
@@ -366,7 +361,7 @@ def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_r
             notebooks.set_source(nb["cells"][index], source)
         data = dumps(nb).encode("utf-8")
     except notebooks.NotebookError as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL906", str(exc)))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL906", "not_exact", reason=exc))
         return report
     report.changed = bool(changed)
     if keep_text and changed:
@@ -450,4 +445,4 @@ def write_verified(report: FileReport, raw: bytes, use_runtime: bool) -> None:
         write_atomic(report.path, (report.new_text or "").encode(decode(raw).encoding), expected=raw)
         report.written = True
     except (OSError, UnicodeEncodeError, FileChangedError) as exc:
-        report.diagnostics.append(Diagnostic(1, 1, "GRL905", f"cannot write: {exc}"))
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL905", "cannot_write", error=exc))

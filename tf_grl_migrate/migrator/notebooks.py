@@ -108,10 +108,7 @@ def glue(nb: dict[str, Any]) -> tuple[str, list[int], list[Diagnostic], dict[int
         masked = _masked(source)
         if masked is None:
             if may_hold_override(source):
-                diagnostics.append(Diagnostic(1, 1, "GRL112", "this cell is not Python (a cell magic such as "
-                                                              "%%bash) or does not parse, so its gradient override "
-                                                              "was not migrated; migrate it by hand with "
-                                                              "@tf.custom_gradient", cell=index + 1))
+                diagnostics.append(Diagnostic.said((1, 1), "GRL112", "not_python", cell=index + 1))
             continue
         source, magics[index] = masked
         if parts:

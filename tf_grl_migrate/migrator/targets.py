@@ -33,11 +33,7 @@ def match_target(facts, value):
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        return Refusal(
-            "GRL102",
-            f"override target {code_of(value)} matches {len(found)} registrations; the tool cannot "
-            "tell which one TF1 used",
-        )
+        return Refusal.of("GRL102", "ambiguous", target=code_of(value), count=len(found))
     if key is not None and key[0] == "str" and key[1] in ops.BUILTIN_GRADIENTS:
         return ops.BUILTIN_GRADIENTS[key[1]]
     external = facts.external(code_of(value))
@@ -47,14 +43,9 @@ def match_target(facts, value):
     if isinstance(values, list):
         return dispatch(facts, value, values)
     reason = Reason(values) if isinstance(values, str) else values
-    why = f" ({reason.text})" if reason is not None else ""
-    return Refusal(
-        "GRL102",
-        f"override target {code_of(value)} matches no @RegisterGradient here or in the run: define it with "
-        f"@tf.custom_gradient\nThe tool looked in this module and the modules of this run it "
-        f"imports{why}.",
-        hints=reason.hints if reason is not None else (),
-    )
+    if reason is None:
+        return Refusal.of("GRL102", "no_registration", target=code_of(value))
+    return Refusal.of("GRL102", "no_registration_why", target=code_of(value), why=reason.text, hints=reason.hints)
 
 
 def means_module_binding(facts, value) -> bool:
@@ -82,9 +73,7 @@ def dispatch(facts, expr, values: list):
             continue
         found = [r for r in facts.registrations if r.name_key == ("str", value)]
         if len(found) != 1:
-            return Refusal("GRL102", f"override target {code_of(expr)} may be {value!r}: define that gradient with "
-                              f"@tf.custom_gradient\n{value!r} matches {len(found) or 'no'} registration(s) in this "
-                              "module.")
+            return Refusal.of("GRL102", "may_be", target=code_of(expr), value=value, count=len(found) or "no")
         choices.setdefault(value, found[0])
     if len(choices) == 1:  # the name only ever holds one gradient name: call its function
         return next(iter(choices.values()))

@@ -47,30 +47,32 @@ class Verification(NamedTuple):
         return {"callable": self.callable, "line": self.line, "col": self.col, "status": str(self.status),
                 "max_abs_diff": self.max_abs_diff, "reason": self.reason}
 
-    def message(self, hand: bool = False) -> str:
-        """One line (the callable and the reason's first clause, clipped), then the whole in
-        details. ``hand``: the migration checked is the user's (``--verify-against``), not the tool's."""
-        called, reason = _clipped(self.callable, 60, "("), self.reason or ""
-        whole = f"{self.callable}: {reason}" if reason else self.callable
-        if self.status == VERIFIED:
-            note = _clipped(reason, 50, ":")
-            line = f"verified {called}: max |diff| {_number(self.max_abs_diff)}" + (f" ({note})" if reason else "")
-            return line if called == self.callable and note == reason else f"{line}\nVerified {whole}."
-        if self.status == DIFFERS:
-            if hand:
-                return f"differs {called}: {_clipped(reason, 80)}\nThe migrated code does not compute what the " \
-                       f"original did: {whole}."
-            return (f"differs {called}: {_clipped(reason, 60)}; not written: please report it\nThe migration "
-                    f"changed what this code computes, so the file is not written (report it to tf-grl-migrate): "
-                    f"{whole}.")
-        short = _clipped(reason, 80)
-        line = f"not verifiable {called}: {short}; test this site by hand"
-        return line if called == self.callable and short == reason else f"{line}\n{whole}"
-
     def diagnostic(self, hand: bool = False):
+        """One line (the callable and the reason's first clause, clipped), then the whole in
+        details where the line clipped it. ``hand``: the migration checked is the user's
+        (``--verify-against``), not the tool's."""
         from ..report import Diagnostic
 
-        return Diagnostic(self.line, self.col, CODE_OF[Status(self.status)], self.message(hand))
+        called, reason = _clipped(self.callable, 60, "("), self.reason or ""
+        whole = f"{self.callable}: {reason}" if reason else self.callable
+        where, code = (self.line, self.col), CODE_OF[Status(self.status)]
+        if self.status == VERIFIED:
+            note, diff = _clipped(reason, 50, ":"), _number(self.max_abs_diff)
+            if called != self.callable or note != reason:
+                if not reason:
+                    return Diagnostic.said(where, code, "verified_clipped", called=called, diff=diff, whole=whole)
+                return Diagnostic.said(where, code, "verified_noted_clipped", called=called, diff=diff, note=note,
+                                       whole=whole)
+            if not reason:
+                return Diagnostic.said(where, code, "verified", called=called, diff=diff)
+            return Diagnostic.said(where, code, "verified_noted", called=called, diff=diff, note=note)
+        if self.status == DIFFERS:
+            return Diagnostic.said(where, code, "differs_by_hand" if hand else "differs", called=called,
+                                   reason=_clipped(reason, 80 if hand else 60), whole=whole)
+        short = _clipped(reason, 80)
+        if called == self.callable and short == reason:
+            return Diagnostic.said(where, code, "not_verifiable", called=called, reason=short)
+        return Diagnostic.said(where, code, "not_verifiable_clipped", called=called, reason=short, whole=whole)
 
 
 def _clipped(text: str, limit: int, stop: str = "") -> str:

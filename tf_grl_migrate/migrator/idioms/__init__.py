@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         RewriteModuleRule,
         SettleRule,
         TakeRule,
+        WhyNotRule,
     )
 
 # Per hook, the idioms whose rules run, in this order. The registrations are gathered before the
@@ -88,7 +89,7 @@ class RuntimeRule(NamedTuple):
     calls: CallsRule
     emit_all: EmitAllRule
     hint: HintRule
-    why_not: HintRule
+    why_not: WhyNotRule
 
 
 def all_idioms() -> list[Idiom]:
@@ -172,7 +173,4 @@ def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> t
     if site is not None and site.refusal is not None and site.refusal.says_runtime:
         return ()
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
-    if not hint:
-        return ()
-    head, _, tail = hint.partition("\n")
-    return (Hint("runtime", head, tail.strip()),)
+    return (hint,) if hint else ()

@@ -14,7 +14,7 @@ Deciding (the planner runs these; ``facts`` is what it knows of the module, read
 - ``finish(facts) -> list[Diagnostic]``: what is said once every record is decided;
 - ``--use-runtime``'s takeovers of blocks the inline rewrite refuses: ``take(facts) -> Taken``,
   ``calls(taken) -> list`` (the map calls moved), ``emit_all(builder, taken) -> list[Edit]``, and for a
-  refused block ``hint(facts, call, site) -> str | None`` (without ``--use-runtime``: that it
+  refused block ``hint(facts, call, site) -> Hint | None`` (without ``--use-runtime``: that it
   would take it) and ``why_not(facts, call, site) -> str | None`` (under it: why not).
 
 Converting (the rewrite runs these; ``builder`` answers what the plan so far says, ``Converting``;
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # types only: the rules' modules import what they use themsel
     from ..plan import Conversion, Edit, Plan
     from ..scopes import BaseAssignment, Scope
     from ..sites import Dispatch, Registration, Site
-    from ..verdicts import Refusal
+    from ..verdicts import Hint, Refusal
 
 
 T = TypeVar("T")
@@ -95,7 +95,9 @@ def rule(hook: Literal["calls"]) -> Callable[[CallsRule], CallsRule]: ...
 @overload
 def rule(hook: Literal["emit_all"]) -> Callable[[EmitAllRule], EmitAllRule]: ...
 @overload
-def rule(hook: Literal["hint", "why_not"]) -> Callable[[HintRule], HintRule]: ...
+def rule(hook: Literal["hint"]) -> Callable[[HintRule], HintRule]: ...
+@overload
+def rule(hook: Literal["why_not"]) -> Callable[[WhyNotRule], WhyNotRule]: ...
 @overload
 def rule(hook: Literal["convert_call"]) -> Callable[[ConvertCallRule], ConvertCallRule]: ...
 @overload
@@ -301,7 +303,8 @@ if TYPE_CHECKING:
     TakeRule = Callable[[Facts], Taken]
     CallsRule = Callable[[Taken], list[cst.Call]]
     EmitAllRule = Callable[[Converting, Taken], list[Edit]]
-    HintRule = Callable[[Facts, cst.BaseExpression, Site | None], str | None]
+    HintRule = Callable[[Facts, cst.BaseExpression, Site | None], Hint | None]
+    WhyNotRule = Callable[[Facts, cst.BaseExpression, Site | None], str | None]
     ConvertCallRule = Callable[[Converting, Site, cst.BaseExpression, OpType, Target], Converted | None]
     ConvertRegistrationRule = Callable[[Converting, Registration, list[cst.Call]], list[Edit] | None]
     RewriteModuleRule = Callable[[cst.Module, Plan], cst.Module | None]

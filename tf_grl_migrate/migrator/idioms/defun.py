@@ -121,12 +121,6 @@ class DefunSite:
         return [node for node in found if node is not None]
 
 
-def _refuse(why: str, fix: str = "write its @tf.custom_gradient by hand") -> Refusal:
-    return Refusal("GRL115", f"{why}: {fix}\nA Defun's gradient becomes "
-                             "tf.custom_gradient inline only where it reads op.inputs and op.outputs; "
-                             "docs/idioms.md, \"Defun\", shows the shape to write.")
-
-
 @rule("gather")
 def gather(facts: Facts) -> Gathered:
     """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
@@ -144,8 +138,8 @@ def gather(facts: Facts) -> Gathered:
         if not (isinstance(parent, cst.Call) and parent.func is node):
             site = DefunSite(cst.Call(func=node), anchor=node)
             found.own.append(site)
-            found.verdicts.append((site, _refuse(f"`{code_of(node)}` is taken as a value (line "
-                                                 f"{facts.pos(node)[0]}), not called where the tool can follow it")))
+            taken = Refusal.of("GRL115", "taken_as_value", name=code_of(node), line=facts.pos(node)[0])
+            found.verdicts.append((site, taken))
             continue
         site = _placed(facts, DefunSite(parent))
         if not facts.qn(node) & DEFUN and site.refusal is None:
@@ -164,7 +158,7 @@ def gather(facts: Facts) -> Gathered:
     for site in sites:  # a grad_func's Defun stands or falls with the Defun that uses it
         other = site.gradient_of
         if other is not None and not _refused(found, site) and _refused(found, other):
-            found.verdicts.append((site, _refuse(f"it is the grad_func of `{_name(other)}`, which is not migrated")))
+            found.verdicts.append((site, Refusal.of("GRL115", "grad_func_refused", name=_name(other))))
     return found
 
 
@@ -187,16 +181,16 @@ def _placed(facts: Facts, site: DefunSite) -> DefunSite:
     call = site.call
     parent = facts.parent(call)
     if any(isinstance(n, (cst.For, cst.While, cst.CompFor)) for n in _ancestors(facts, call)):
-        site.refusal = _refuse("the Defun is built in a loop, a new graph function each time")
+        site.refusal = Refusal.of("GRL115", "in_loop")
         return site
     if isinstance(parent, cst.Decorator):
         fdef = facts.parent(parent)
         if not isinstance(fdef, cst.FunctionDef):
-            site.refusal = _refuse("the Defun decorates a class, not a function")
+            site.refusal = Refusal.of("GRL115", "decorates_class")
             return site
         site.fdef = fdef
         if len(fdef.decorators) != 1:
-            site.refusal = _refuse(f"`{fdef.name.value}` has other decorators besides the Defun")
+            site.refusal = Refusal.of("GRL115", "decorators", function=fdef.name.value)
         return site
     applied = parent if isinstance(parent, cst.Call) and parent.func is call else None
     assign = facts.parent(applied) if applied is not None else None
@@ -205,18 +199,17 @@ def _placed(facts: Facts, site: DefunSite) -> DefunSite:
             and not applied.args[0].star and isinstance(assign, cst.Assign) and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name) and isinstance(stmt, cst.SimpleStatementLine)
             and len(stmt.body) == 1):
-        site.refusal = _refuse(f"the Defun at line {facts.pos(call)[0]} is used other than as a decorator or "
-                               "in `name = Defun(...)(f)`")
+        site.refusal = Refusal.of("GRL115", "other_use", line=facts.pos(call)[0])
         return site
     site.stmt, site.target, site.wrapped = stmt, assign.targets[0].target.value, applied.args[0].value
     if isinstance(site.wrapped, cst.Name):
         site.wrapped_def = facts.function_def_for(site.wrapped)
         if site.wrapped.value == site.target:
-            site.refusal = _refuse(f"`{site.target} = Defun(...)({site.target})` rebinds the function's own name")
+            site.refusal = Refusal.of("GRL115", "rebinds", name=site.target)
         elif site.wrapped_def is None and len(facts.referents(site.wrapped)) != 1:
-            site.refusal = _refuse(f"`{site.wrapped.value}` is bound more than once where the Defun is made")
+            site.refusal = Refusal.of("GRL115", "bound_twice", name=site.wrapped.value)
     else:
-        site.refusal = _refuse(f"the Defun wraps `{code_of(site.wrapped)}`, not a function the tool can name")
+        site.refusal = Refusal.of("GRL115", "wraps_expression", wrapped=code_of(site.wrapped))
     return site
 
 
@@ -235,13 +228,13 @@ def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> R
     gradients = [a for a in site.call.args if a.keyword is not None and a.keyword.value in _GRADIENTS]
     for arg in site.call.args:
         if arg.star == "**":
-            return _refuse("the Defun takes keywords from `**` the tool cannot read")
+            return Refusal.of("GRL115", "star_keywords")
         if arg.keyword is None:
             continue
         if arg.keyword.value in DROPPED:
             site.dropped.append(arg.keyword.value)
         elif arg.keyword.value not in _GRADIENTS:
-            return _refuse(f"the Defun takes `{arg.keyword.value}=`, which the tool does not know")
+            return Refusal.of("GRL115", "unknown_keyword", keyword=arg.keyword.value)
     params = _params(site)
     if isinstance(params, Refusal):
         return params
@@ -250,9 +243,9 @@ def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> R
     if not site.provable:
         shown = code_of(site.call.func)
         origin = ", ".join(sorted(facts.qn(site.call.func))) or "a name the tool cannot resolve"
-        return _refuse(f"`{shown}` ({origin}) is not provably TensorFlow's function.Defun")
+        return Refusal.of("GRL115", "not_provable", shown=shown, origin=origin)
     if len(gradients) > 1:
-        return _refuse("the Defun has both python_grad_func= and grad_func=")
+        return Refusal.of("GRL115", "both_gradients")
     arg = gradients[0]
     reads = _attribute_reads(facts, site)
     if reads is not None:
@@ -260,8 +253,7 @@ def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> R
     if arg.keyword is not None and arg.keyword.value == "grad_func":
         other = _grad_func_defun(facts, site, by_def)
         if other is None or any(a.keyword is not None and a.keyword.value in _GRADIENTS for a in other.call.args):
-            return _refuse(f"its grad_func `{code_of(arg.value)}` is not a Defun of this module without a gradient "
-                           "of its own")
+            return Refusal.of("GRL115", "grad_func", grad_func=code_of(arg.value))
         site.grad_defun = other
         return None
     site.gradient = arg.value
@@ -285,8 +277,7 @@ def _params(site: DefunSite) -> Refusal | None:
     params = fdef.params
     if params.kwonly_params or params.star_kwarg is not None or params.posonly_params or any(
             p.default is not None for p in params.params):
-        return _refuse(f"`{fdef.name.value}` takes keyword-only, `**`, positional-only or defaulted parameters, "
-                       "which a Defun never passes")
+        return Refusal.of("GRL115", "parameters", function=fdef.name.value)
     return None
 
 
@@ -302,8 +293,7 @@ def _attribute_reads(facts: Facts, site: DefunSite) -> Refusal | None:
         for access in binding.references:
             parent = facts.parent(access.node)
             if isinstance(parent, cst.Attribute) and parent.value is access.node:
-                return _refuse(f"line {facts.pos(parent)[0]} reads `{code_of(parent)}`, an attribute of TF1's "
-                               "function object, which a TF2 function does not have")
+                return Refusal.of("GRL115", "attribute_read", line=facts.pos(parent)[0], attribute=code_of(parent))
     return None
 
 
@@ -311,21 +301,22 @@ def _gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refus
     """A python_grad_func the tool can call from a custom gradient: a lambda, or a def the
     module binds once, taking ``(op, *grads)`` and reading of ``op`` only ``op.inputs`` and
     ``op.outputs`` (whole or indexed)."""
+    function = None  # the gradient def's name; None: a lambda
     if isinstance(value, cst.Lambda):
         params, body_scope = value.params, facts.scope(value.body)
-        where = "the gradient lambda"
     elif isinstance(value, cst.Name) and (fdef := facts.function_def_for(value)) is not None:
         if fdef.decorators:
-            return _refuse(f"the gradient function `{fdef.name.value}` is decorated")
+            return Refusal.of("GRL115", "gradient_decorated", function=fdef.name.value)
         site.gradient_def = fdef
         params, body_scope = fdef.params, facts.scope(fdef.body.body[0]) if fdef.body.body else None
-        where = f"gradient function `{fdef.name.value}`"
+        function = fdef.name.value
     elif _imported(facts, value):
         return _imported_gradient(facts, site, value)
     else:
-        return _refuse(f"the gradient `{code_of(value)}` is chosen at run time, not a function of this module")
+        return Refusal.of("GRL115", "gradient_chosen", gradient=code_of(value))
     if not params.params or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
-        return _refuse(f"the {where} does not take (op, *grads)")
+        return (Refusal.of("GRL115", "lambda_signature") if function is None else
+                Refusal.of("GRL115", "gradient_signature", function=function))
     op = params.params[0].name.value
     if body_scope is None:
         return None
@@ -339,8 +330,9 @@ def _gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refus
             if isinstance(attr, cst.Del):
                 continue
             shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
-            return _refuse(f"the {where} (line {facts.pos(access.node)[0]}) uses `{shown}`, not only op.inputs "
-                           "and op.outputs")
+            line = facts.pos(access.node)[0]
+            return (Refusal.of("GRL115", "lambda_op_use", line=line, shown=shown) if function is None else
+                    Refusal.of("GRL115", "gradient_op_use", function=function, line=line, shown=shown))
     return None
 
 
@@ -350,10 +342,10 @@ def _imported_gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression)
     shown = code_of(value)
     found = next((g for g in facts.links.gradients if g.spelling == shown), None)
     if found is None:
-        return _refuse(f"the gradient `{shown}` comes from a module outside this run",
-                       "run the tool on that module too (or write its @tf.custom_gradient by hand)")
+        return Refusal.of("GRL115", "outside_run", gradient=shown)
     if found.refusal:
-        return _refuse(f"the gradient `{shown}` ({os.path.basename(found.defined_in)}): {found.refusal}")
+        return Refusal.of("GRL115", "imported_refused", gradient=shown, file=os.path.basename(found.defined_in),
+                          why=found.refusal)
     site.reads_op.update(found.reads)
     return None
 
@@ -378,17 +370,13 @@ def finish(facts: Facts) -> list[Diagnostic]:
         if site.refusal is not None:
             said.append(site.refusal.diagnostic(where))
         elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
-            said.append(Diagnostic.at(where, "GRL205", (
-                f"note: `{_name(site)}` is a Defun with no gradient of its own, kept: drop the decorator, or write "
-                "@tf.function\nUnder TF2 a Defun raises eagerly and, in a tf.function, runs with no gradient (None, "
-                "no error); a plain function has TF1's forward values and gradients.")))
+            said.append(Diagnostic.said(where, "GRL205", "no_gradient", name=_name(site)))
         elif site.gradient_of is None:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
             shown = ", ".join(["its input types", *(f"{k}=" for k in site.dropped)])
-            said.append(Diagnostic.at(where, "GRL206", (
-                f"note: the Defun `{_name(site)}` is now a @tf.custom_gradient function, without {shown}\n"
-                "Dropped: " + "; ".join(dropped) + ".")))
+            said.append(Diagnostic.said(where, "GRL206", "converted", name=_name(site), shown=shown,
+                                        dropped="; ".join(dropped)))
     return said
 
 

@@ -117,8 +117,7 @@ def _import_line(facts: Facts, stmt: cst.SimpleStatementLine, respell_backend: s
     """The import line respelled for Keras 3, or None where it stays (a note where it cannot)."""
     if len(stmt.body) != 1:
         if any(_needs_respelling(small, respell_backend) for small in stmt.body):
-            notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}` holds several imports Keras 3 needs "
-                                              "respelled; put each on a line of its own and migrate again"))
+            notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "several_imports", statement=_shown(stmt)))
         return None
     small = stmt.body[0]
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
@@ -128,17 +127,15 @@ def _import_line(facts: Facts, stmt: cst.SimpleStatementLine, respell_backend: s
             return _engine_import(facts, stmt, small, module, root, notes)
         if module == "keras" and not isinstance(small.names, cst.ImportStar) and _binds_backend(small, respell_backend):
             if len(small.names) != 1:
-                notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: import `backend` on a line of its own "
-                                                  "and migrate again (this module calls what only tensorflow.keras's "
-                                                  "backend still has)"))
+                notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "backend_line", statement=_shown(stmt)))
                 return None
             return stmt.with_changes(body=[small.with_changes(module=parsed_expression("tensorflow.keras"))])
     if isinstance(small, cst.Import):
         for alias in small.names:
             name = code_of(alias.name)
             if _engine_root(name) is not None:
-                notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {name}; "
-                                                  "import what it needs from keras.layers or keras.models"))
+                notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "engine_import", statement=_shown(stmt),
+                                             module=name))
                 return None
         if len(small.names) == 1 and code_of(small.names[0].name) == "keras.backend" and small.names[0].asname \
                 and bound_name(small.names[0]) in respell_backend:
@@ -150,24 +147,21 @@ def _import_line(facts: Facts, stmt: cst.SimpleStatementLine, respell_backend: s
 def _engine_import(facts: Facts, stmt: cst.SimpleStatementLine, small: cst.ImportFrom, module: str, root: str,
                    notes: list[Diagnostic]) -> cst.SimpleStatementLine | None:
     if isinstance(small.names, cst.ImportStar):
-        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
-                                          f"the names this module uses from {root}.layers or {root}.models"))
+        notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "engine_star", statement=_shown(stmt), module=module,
+                                     root=root))
         return None
     names = [code_of(alias.name) for alias in small.names]
     homes = {name: [h for h in HOMES if f"{root}.{h}.{name}" in ops.keras_names()] for name in names}
     missing = [n for n, found in homes.items() if not found]
     if missing:
-        notes.append(_note(facts, stmt, f"Keras 3 has no {', '.join(missing)} where `{code_of(stmt).strip()}` "
-                                          "finds it: import what the module needs from where Keras 3 has it\n"
-                                          f"Keras 3 (TF >= 2.16) removed {module}, and "
-                                          f"{' and '.join(f'{root}.{h}' for h in HOMES)} have no "
-                                          f"{', '.join(missing)}."))
+        notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "engine_missing", statement=_shown(stmt),
+                                     missing=", ".join(missing), module=module,
+                                     homes=" and ".join(f"{root}.{h}" for h in HOMES)))
         return None
     home = homes[names[0]][0]
     if any(home not in found for found in homes.values()):
-        notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) removed {module}; import "
-                                          f"{', '.join(n for n, f in homes.items() if home in f)} from {root}.{home} "
-                                          "and the rest from where Keras 3 has them, on lines of their own"))
+        notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "engine_split", statement=_shown(stmt), module=module,
+                                     names=", ".join(n for n, f in homes.items() if home in f), home=f"{root}.{home}"))
         return None
     return stmt.with_changes(body=[small.with_changes(module=parsed_expression(f"{root}.{home}"))])
 
@@ -212,9 +206,7 @@ def _backend_reads(builder: Converting, notes: list[Diagnostic]) -> set[str]:
             if f"tensorflow.keras.backend.{attr}" in names:
                 respell.add(node.value.value)
             else:
-                notes.append(_note(facts, node, f"`{code_of(node)}`: Keras 3 (TF >= 2.16) has no keras.backend.{attr}, "
-                                                  "nor does tf.keras's backend (TF2 has no sessions or placeholders): "
-                                                  "write it for TF2"))
+                notes.append(Diagnostic.said(facts.pos(node), "GRL201", "backend_gone", name=code_of(node), attr=attr))
     return respell
 
 
@@ -280,9 +272,7 @@ def _weights_lists(builder: Converting, cls: cst.ClassDef, notes: list) -> list[
     edits: list[Edit] = []
     for stmt in body.lists:
         if body.weights:
-            notes.append(_note(facts, stmt, f"`{code_of(stmt).strip()}`: Keras 3 (TF >= 2.16) lets no layer set its "
-                                              "weight lists, and this layer makes weights: make those that must not "
-                                              "train with add_weight(..., trainable=False) and drop the line"))
+            notes.append(Diagnostic.said(facts.pos(stmt), "GRL201", "weight_lists", statement=_shown(stmt)))
             continue
         block = facts.parent(stmt)
         if [s for s in getattr(block, "body", ()) if not is_docstring(s)] == [stmt]:
@@ -303,5 +293,6 @@ def _sets_weights_list(stmt: cst.SimpleStatementLine) -> bool:
             and isinstance(assign.value, cst.List) and not assign.value.elements)
 
 
-def _note(facts: Facts, node: cst.CSTNode, message: str) -> Diagnostic:
-    return Diagnostic.at(facts.pos(node), "GRL201", "note: " + message)
+def _shown(stmt: cst.CSTNode) -> str:
+    """A statement as a note quotes it."""
+    return code_of(stmt).strip()

@@ -89,10 +89,8 @@ def edit_module(builder: Converting) -> list[Edit]:
             if isinstance(found, str):
                 edits.append(Rename(attr, found))
             elif found is not None:
-                edits.append(Note(Diagnostic.at(facts.pos(attr), "GRL204", (
-                    f"note: `{code_of(attr)}` runs where the migrated code does and TF2 lacks it: rewrite that line "
-                    f"for TF2\nTensorFlow 2 has no {found[0]} in any form"
-                    f"{' (it was removed in 1.0)' if found[1] else ''}."))))
+                edits.append(Note(Diagnostic.said(facts.pos(attr), "GRL204", "tf2_lacks_removed" if found[1] else
+                                                  "tf2_lacks", name=code_of(attr), qualified=found[0])))
     return edits
 
 

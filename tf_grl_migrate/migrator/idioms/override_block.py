@@ -17,7 +17,7 @@ from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_sp
 from ..scopes import ClassScope
 from ..sites import Registration, Site, regs_of, string_value
 from ..traversal import QuickVisitor
-from ..verdicts import Refusal
+from ..verdicts import Hint, Refusal
 from . import registered_gradient, runtime_hint, straight_through
 from .base import Idiom, source
 from .contract import Checked, Gathered, rule
@@ -117,63 +117,21 @@ IDIOM = Idiom(
         """),),
 )
 
-OUTSIDE_WITH = ("gradient_override_map is entered outside a `with` statement: rewrite the affected ops with "
-                "@tf.custom_gradient\nTF2 ignores the map however it is entered.")
-
-TAKEN_AS_VALUE = ("a graph's gradient_override_map is taken as a value: rewrite the affected ops with "
-                  "@tf.custom_gradient\nIt is entered where the tool cannot follow it, and TF2 ignores it however "
-                  "it is entered.")
-
-PRIVATE_MAP = (
-    "this code uses the graph's private `_gradient_override_map` dict: rewrite the affected ops with "
-    "@tf.custom_gradient\nTF2 ignores it like the map itself; tf_grl_migrate.override_gradients, where the gradient "
-    "is taken, is the other way.")
-
-
 def unknown_op(op_name: str, hint: bool = True) -> Refusal:
     """GRL104; ``hint``: say what ``--use-runtime`` does with the block (not said under it)."""
     from ...knowledge import ops
 
-    runtime = (f"; `--use-runtime` keeps the registrations and enters tf_grl_migrate.gradient_override_map "
-               f"(TF1's meaning for '{op_name}' ops too)"
-               if hint and ops.is_registered_op_type(op_name) and op_name not in ops.PY_FUNC_TYPES else "")
-    if hint and op_name in ops.PY_FUNC_TYPES:
-        runtime = ("; where the block is the py_func recipe (`tf.RegisterGradient(name)(grad)`, then one "
-                   "`tf.py_func(...)` under the map), `--use-runtime` migrates it to tf_grl_migrate.py_func(..., "
-                   "grad=grad): tf.numpy_function under tf.custom_gradient")
     # a promise only where it is one: the py_func hint holds for the recipe alone, so it stays in the details
-    short = " (--use-runtime migrates it)" if runtime and op_name not in ops.PY_FUNC_TYPES else ""
-    return Refusal("GRL104", f"op type '{op_name}' is not in the tool's op table: wrap that op with "
-                             f"@tf.custom_gradient{short}\nTF2 ignores gradient_override_map{runtime}.",
-                   says_runtime=bool(runtime))
+    if hint and op_name in ops.PY_FUNC_TYPES:
+        return Refusal.of("GRL104", "unknown_op_py_func", op=op_name, says_runtime=True)
+    if hint and ops.is_registered_op_type(op_name):
+        return Refusal.of("GRL104", "unknown_op_runtime", op=op_name, says_runtime=True)
+    return Refusal.of("GRL104", "unknown_op", op=op_name)
 
 
-def not_a_graph(func: str) -> str:
-    return (f"`{func}` is not provably a tf.Graph's map: wrap the ops with @tf.custom_gradient, or bind the graph "
-            "in view\nIt is a wrapper, or a receiver the tool cannot resolve to a graph "
-            "(`g = tf.get_default_graph()` in view resolves it); TF2 ignores graph gradient overrides however they "
-            "are entered.")
-
-
-def recipe(shown: str) -> str:
-    """The runtime answer for a model-wide override (guided backprop, deconvnet, a quantised
-    model): the same map (``shown``, as the source spells it), entered through the runtime, which
-    gives TF2 TF1's meaning (ops of a mapped type created in the block)."""
-    shown = " ".join(shown.split())
-    return (f"Or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's "
-            f"meaning: `with tf_grl_migrate.gradient_override_map({shown}):` around the same code (docs/runtime.md: "
-            "\"Guided backprop and other model-wide overrides\").")
-
-
-RUNTIME_HINT = ("--use-runtime migrates it\n`tf-grl-migrate --use-runtime` keeps the registrations and enters "
-                "tf_grl_migrate.gradient_override_map instead, which gives TF2 TF1's meaning.")
-
-
-def phantom_keys(keys: str, hint: str) -> str:
-    """GRL203: map keys that cannot be op types (``keys``, as written), ``hint``: what may have been meant."""
-    return (f"note: {keys} in this map is no op type, so TF1 overrode nothing for it; if {hint} was meant, write "
-            "that gradient with @tf.custom_gradient\nOp types are CamelCase, such as 'Cast' or 'Maximum'; the "
-            "migrated code overrides nothing for it either.")
+RUNTIME_HINT = Hint("runtime", "--use-runtime migrates it",
+                    "`tf-grl-migrate --use-runtime` keeps the registrations and enters "
+                    "tf_grl_migrate.gradient_override_map instead, which gives TF2 TF1's meaning.")
 
 
 @rule("gather")
@@ -188,14 +146,15 @@ def gather(facts: Facts) -> Gathered:
     for call in facts.wrapper_calls():
         with_node = wrapped_withs.get(id(call))
         if with_node is not None:
-            found.diagnostics.append(Diagnostic.at(facts.pos(with_node), "GRL113", not_a_graph(code_of(call.func))))
+            found.diagnostics.append(Diagnostic.said(facts.pos(with_node), "GRL113", "not_a_graph",
+                                                    func=code_of(call.func)))
         else:
-            found.diagnostics.append(Diagnostic.at(facts.pos(call), "GRL111", OUTSIDE_WITH))
+            found.diagnostics.append(Diagnostic.said(facts.pos(call), "GRL111", "outside_with"))
     found.loose_calls = [call for call in facts.map_calls if id(call) not in in_with]
     for node in taken_as_value(facts):
-        found.diagnostics.append(Diagnostic.at(facts.pos(node), "GRL111", TAKEN_AS_VALUE))
+        found.diagnostics.append(Diagnostic.said(facts.pos(node), "GRL111", "taken_as_value"))
     for node in facts.private_refs:
-        found.diagnostics.append(Diagnostic.at(facts.pos(node), "GRL111", PRIVATE_MAP))
+        found.diagnostics.append(Diagnostic.said(facts.pos(node), "GRL111", "private_map"))
     found.sites = [Site(with_node, item) for with_node, item in facts.withs]
     return found
 
@@ -238,10 +197,8 @@ def resolve_map(facts, arg):
         if not (isinstance(holder, cst.Arg) and holder.value is access.node
                 and facts.is_map_call(facts.parent(holder))):
             line = facts.pos(access.node)[0]
-            return Refusal("GRL105", f"override map `{arg.value}` is changed after it is built (line {line}): "
-                              "build it as one literal, or rewrite the block with @tf.custom_gradient\n"
-                              f"Line {line}, `{statement_code(facts, access.node)}`, changes or shares it, so the "
-                              "literal is not what TF1 used.")
+            return Refusal.of("GRL105", "changed", map=arg.value, line=line,
+                              statement=statement_code(facts, access.node))
     return found[1]
 
 
@@ -287,16 +244,16 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     if isinstance(mapped, Refusal):
         return mapped
     if not facts.is_graph(receiver(call)):
-        return Refusal("GRL113", not_a_graph(code_of(call.func)))
+        return Refusal.of("GRL113", "not_a_graph", func=code_of(call.func))
     scan = body_scan(facts, site)
-    by_hand = recipe(code_of(mapping))
-    refusal = _nothing_unseen(facts, scan, mapped, by_hand)
+    spelt_map = " ".join(code_of(mapping).split())  # the map as the source spells it, for the runtime recipe
+    refusal = _nothing_unseen(facts, scan, mapped, spelt_map)
     if refusal:
         return refusal
     operators = _operator_sites(facts, scan, mapped, found)
     if isinstance(operators, Refusal):
         return operators
-    refusal = _call_sites(facts, scan, mapped, by_hand, found)
+    refusal = _call_sites(facts, scan, mapped, spelt_map, found)
     if refusal:
         return refusal
     found.calls.extend(operators)
@@ -306,18 +263,14 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
 def _literal_map(facts, site, call):
     """The map: one dict literal the tool can read (GRL105), the context not bound with `as` (GRL108)."""
     if len(call.args) != 1 or call.args[0].keyword is not None:
-        return Refusal("GRL105", "gradient_override_map call does not take one dict argument")
+        return Refusal.of("GRL105", "not_one_dict")
     mapping = resolve_map(facts, call.args[0].value)
     if isinstance(mapping, Refusal):
         return mapping
     if mapping is None:
-        return Refusal(
-            "GRL105",
-            f"override map `{code_of(call.args[0].value)}` is not a dict literal the tool can read: rewrite the "
-            "block with @tf.custom_gradient",
-        )
+        return Refusal.of("GRL105", "not_literal", map=code_of(call.args[0].value))
     if site.item.asname is not None:
-        return Refusal("GRL108", "the override context is bound with `as`; rewrite the block by hand")
+        return Refusal.of("GRL108", "bound_as")
     return mapping
 
 
@@ -329,7 +282,7 @@ def _entries(facts, site, mapping, found: _Found) -> set[str] | Refusal:
     for element in mapping.elements:
         op_name = string_value(element.key) if isinstance(element, cst.DictElement) else None
         if op_name is None:
-            return Refusal("GRL105", "override map has a key that is not a string literal")
+            return Refusal.of("GRL105", "key_not_string")
         op = ops.OP_TYPES.get(op_name)
         if op is None and not ops.can_be_op_type(op_name):
             # TF1 maps an op's *type*, and registered op types are CamelCase: `{"cast": ...}`,
@@ -351,17 +304,14 @@ def _entries(facts, site, mapping, found: _Found) -> set[str] | Refusal:
     return mapped
 
 
-def _nothing_unseen(facts, scan, mapped: set[str], by_hand: str) -> Refusal | None:
+def _nothing_unseen(facts, scan, mapped: set[str], spelt_map: str) -> Refusal | None:
     """The block hands control to no code the tool cannot see and defines nothing (GRL101)."""
     if scan.opaque:
         node, what = scan.opaque[0]
-        return Refusal("GRL101", f"the block hands control to `{what}` (line {facts.pos(node)[0]}), code the tool "
-                                 "cannot see: wrap the ops made there with @tf.custom_gradient\n"
-                                 f"TF1 overrides {', '.join(repr(k) for k in sorted(mapped))} ops created there too, "
-                                 f"and TF2 ignores gradient_override_map. {by_hand}")
+        return Refusal.of("GRL101", "hands_control", what=what, line=facts.pos(node)[0],
+                          mapped=", ".join(repr(k) for k in sorted(mapped)), map=spelt_map)
     if scan.nested:
-        return Refusal("GRL101", "the override block defines a function or class; ops it creates later may or may not "
-                                 "be overridden, so migrate this block by hand with @tf.custom_gradient")
+        return Refusal.of("GRL101", "defines")
     return None
 
 
@@ -377,14 +327,11 @@ def _operator_sites(facts, scan, mapped: set[str], found: _Found) -> list | Refu
         if wraps_operator(facts, node, op_name, by_type[op_name]):
             operators.append((node, ops.OP_TYPES[op_name]))
             continue
-        return Refusal("GRL108", f"'{op_name}' ops made by the `{code_of(node.operator).strip()}` operator are "
-                                 "overridden: rewrite them with @tf.custom_gradient\nThe tool wraps `*` and binary `-` "
-                                 "only when one operand is the result of a TensorFlow call that returns a tensor and "
-                                 "the gradient is TensorFlow's two-input 'Add' or a registration of this module.")
+        return Refusal.of("GRL108", "operator", op=op_name, operator=code_of(node.operator).strip())
     return operators
 
 
-def _call_sites(facts, scan, mapped: set[str], by_hand: str, found: _Found) -> Refusal | None:
+def _call_sites(facts, scan, mapped: set[str], spelt_map: str, found: _Found) -> Refusal | None:
     """Each call of the block: one that makes a mapped op, with arguments the rewrite can pass on
     (``found.calls``), or one that provably makes none (GRL101 for any other)."""
     by_type = {op.name: target for op, target in found.entries}
@@ -395,9 +342,8 @@ def _call_sites(facts, scan, mapped: set[str], by_hand: str, found: _Found) -> R
             if makes_none_of(facts, inner, names, mapped):
                 continue
             inner, names = builder_call(facts, scan.calls[index:], mapped)
-            which, _, why = ops.describe_call(names, mapped).partition("\n")
-            return Refusal("GRL101", f"the block calls {quoted(inner.func)}, which {which}: wrap them with "
-                                     f"@tf.custom_gradient\n{why} TF2 ignores gradient_override_map. {by_hand}")
+            key, fields = ops.describe_call(names, mapped)
+            return Refusal.of("GRL101", key, callee=quoted(inner.func), map=spelt_map, **fields)
         if op.name not in mapped:
             continue
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
@@ -416,24 +362,15 @@ def _registrations_in_reach(facts, site, found: _Found) -> Refusal | None:
         registration = target.stmt if target.kind != "decorator" else target.fdef
         if (facts.scope(registration) not in visible
                 and not registered_gradient.reached_through_class(facts, target, here)):
-            why = ("" if not isinstance(facts.scope(registration), ClassScope) else
-                   "\nA class body's gradient function is called as `Class.function` only from the methods of a "
-                   "plain, undecorated module-level class bound once.")
-            return Refusal(
-                "GRL107",
-                f"the gradient registered as {code_of(target.name_expr)} is defined where this block cannot see it: "
-                f"move it to module level and migrate again{why}",
-            )
+            in_class = isinstance(facts.scope(registration), ClassScope)
+            return Refusal.of("GRL107", "out_of_sight_in_class" if in_class else "out_of_sight",
+                              name=code_of(target.name_expr))
         # TF1 needs the registration only when gradients are taken; the migrated call needs its
         # function when the op is created: in one scope, the registration must come first
         if (facts.scope(registration) is here
                 and facts.where(registration) > facts.where(site.with_node)):
-            return Refusal(
-                "GRL107",
-                f"the gradient registered as {code_of(target.name_expr)} is defined after this block "
-                f"(line {facts.pos(registration)[0]}): move the registration above it and migrate again\n"
-                "The migrated call would run before its function exists.",
-            )
+            return Refusal.of("GRL107", "after_block", name=code_of(target.name_expr),
+                              line=facts.pos(registration)[0])
     return None
 
 
@@ -446,7 +383,8 @@ def finish(facts: Facts) -> list[Diagnostic]:
     moved = facts.moved
     for call in facts.loose_calls:
         if call not in moved:
-            said.append(Refusal("GRL111", OUTSIDE_WITH).diagnostic(facts.pos(call), *runtime_hint(facts, call, None)))
+            refusal = Refusal.of("GRL111", "outside_with")
+            said.append(refusal.diagnostic(facts.pos(call), *runtime_hint(facts, call, None)))
     for site in facts.sites:
         if site.item.item in moved:
             continue
@@ -455,13 +393,12 @@ def finish(facts: Facts) -> list[Diagnostic]:
         elif site.phantoms:
             keys = ", ".join(repr(k) for k in site.phantoms)
             meant = sorted(t for t in ops.OP_TYPES for k in site.phantoms if t.lower() == k.lower())
-            hint = f"'{meant[0]}' ops" if meant else "another gradient"
-            said.append(Diagnostic.at(facts.pos(site.with_node), "GRL203", phantom_keys(keys, hint)))
+            where = facts.pos(site.with_node)
+            said.append(Diagnostic.said(where, "GRL203", "phantom_keys_like", keys=keys, meant=meant[0]) if meant
+                        else Diagnostic.said(where, "GRL203", "phantom_keys", keys=keys))
         elif not site.calls:
             mapped = "/".join(dict.fromkeys(op.name for op, _ in site.entries)) or "mapped"
-            said.append(Diagnostic.at(facts.pos(site.with_node), "GRL207", (
-                f"note: the block makes no {mapped} op, so TF1 applied this map to nothing; the map is removed "
-                "and the block's code kept")))
+            said.append(Diagnostic.said(facts.pos(site.with_node), "GRL207", "no_op", mapped=mapped))
     return said
 
 
@@ -598,15 +535,13 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     keywords = [a for a in call.args if a.keyword is not None]
     if (len(positional) != op.arity or any(a.star for a in call.args)
             or any(a.keyword is not None and a.keyword.value != "name" for a in keywords)):
-        return Refusal("GRL108", f"`{code_of(call)}` passes arguments the rewrite cannot forward: rewrite it with "
-                          f"@tf.custom_gradient\nOnly {op.arity} positional input(s) and `name=` are forwarded.")
+        return Refusal.of("GRL108", "arguments", call=code_of(call), arity=op.arity)
     if not keywords:
         return None
     value = keywords[0].value
     if isinstance(target, ops.BuiltinGradient) and (
             not is_plain(value) or (isinstance(facts.scope(call), ClassScope) and load_names(value))):
-        return Refusal("GRL108", f"`name={code_of(value)}` in `{code_of(call)}` is not a plain name, attribute or "
-                                 "literal the generated function can read; rewrite it by hand with @tf.custom_gradient")
+        return Refusal.of("GRL108", "name_value", value=code_of(value), call=code_of(call))
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
 

@@ -27,6 +27,7 @@ from ...knowledge import ops
 from ..nodes import calls_in, parsed_expression, receiver, with_keywords
 from ..plan import DropItem, DropStatement, Edit, Keep, Recall
 from ..sites import Site, string_value
+from ..verdicts import Hint
 from . import override_block
 from .base import Idiom, source
 from .contract import Taken, rule
@@ -54,9 +55,10 @@ IDIOM = Idiom(
         """),),
 )
 
-HINT = ("--use-runtime migrates it to tf_grl_migrate.py_func\n`tf-grl-migrate --use-runtime` migrates this py_func "
-        "recipe: tf_grl_migrate.py_func(..., grad=...) runs the function with tf.numpy_function under "
-        "tf.custom_gradient, the gradient receiving an op with inputs and outputs.")
+HINT = Hint("runtime", "--use-runtime migrates it to tf_grl_migrate.py_func",
+            "`tf-grl-migrate --use-runtime` migrates this py_func recipe: tf_grl_migrate.py_func(..., grad=...) "
+            "runs the function with tf.numpy_function under tf.custom_gradient, the gradient receiving an op with "
+            "inputs and outputs.")
 PY_FUNC = frozenset({"tensorflow.py_func", "tensorflow.python.ops.script_ops.py_func"})
 _PARAMETERS = ("func", "inp", "Tout", "stateful", "name")
 
@@ -86,7 +88,7 @@ def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
 
 
 @rule("hint")
-def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
+def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> Hint | None:
     return HINT if site is not None and match(facts, site) is not None else None
 
 

@@ -187,9 +187,8 @@ def settle(facts: Facts) -> Settled:
     for site in facts.sites:
         hit = next((t for _, t in site.entries if t in failed), None)
         if hit is not None and not refused(site):
-            give(site, Refusal("GRL110", f"another block using the gradient registered as {hit.spelling} (in "
-                                         f"{os.path.basename(hit.registered_in)}) could not be migrated, so "
-                                         "this one is left as it is too"))
+            give(site, Refusal.of("GRL110", "other_block_elsewhere", name=hit.spelling,
+                                  file=os.path.basename(hit.registered_in)))
     for r in _alike_choices(facts, is_maker):
         if not is_maker(r) and not refused(r):
             refusal = make_maker(facts, r, "it is chosen by a name with another that is")
@@ -233,8 +232,7 @@ def find(facts) -> list:
             factory = facts.function_def_for(target.func)
             reg.kind, reg.factory_call = "factory", target
             reg.fdef = factory_product(facts, factory) if factory is not None else None
-        missing = None if reg.fdef is not None else Refusal(
-            "GRL106", f"cannot find the gradient function registered by `{code_of(outer)}`")
+        missing = None if reg.fdef is not None else Refusal.of("GRL106", "not_found", registration=code_of(outer))
         found.append((reg, missing))
     return found
 
@@ -265,19 +263,14 @@ def check(facts, reg: Registration) -> Refusal | None:
     plain = params.params
     if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
             or params.star_kwarg or params.posonly_params):
-        if len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
-            why = ("give it the signature (op, grad) and migrate again\nTF1 calls a registered gradient as "
-                   "fn(op, grad), so this one fails there too when the gradient is taken.")
-        else:
-            why = "write its @tf.custom_gradient by hand"
-        return Refusal("GRL106", f"gradient function `{fdef.name.value}` does not take exactly (op, grad): {why}")
+        short = len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT)  # TF1 fails too
+        return Refusal.of("GRL106", "signature_short" if short else "signature", function=fdef.name.value)
     if reg.kind == "decorator" and len(fdef.decorators) != 1:
-        return Refusal("GRL106", f"gradient function `{fdef.name.value}` has other decorators besides its "
-                                 "registration; migrate it by hand")
+        return Refusal.of("GRL106", "decorators", function=fdef.name.value)
     op_name = plain[0].name
     fscope = facts.scope(fdef.body.body[0]) if fdef.body.body else None
     if fscope is None:
-        return Refusal("GRL106", f"cannot analyse gradient function `{fdef.name.value}`")
+        return Refusal.of("GRL106", "unanalysable", function=fdef.name.value)
     for assignment in fscope.assignments[op_name.value]:
         for access in assignment.references:
             node = access.node
@@ -305,17 +298,12 @@ def check(facts, reg: Registration) -> Refusal | None:
                 continue
             if not ok:
                 shown = code_of(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
-                line = facts.pos(node)[0]
-                return Refusal(
-                    "GRL103",
-                    f"gradient function `{fdef.name.value}` (line {line}) uses `{shown}`: rewrite it with "
-                    "@tf.custom_gradient\ntf.custom_gradient cannot supply it: only op.inputs, op.inputs[i], "
-                    "op.outputs and op.outputs[0] map onto a custom gradient.",
-                )
+                return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
+                                  shown=shown)
             index = int(sub.slice[0].slice.value.value)
             kind = "in" if attr.attr.value == "inputs" else "out"
             if kind == "out" and index != 0:
-                return Refusal("GRL103", f"gradient function `{fdef.name.value}` reads op.outputs[{index}]")
+                return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
             reg.op_refs[sub] = (kind, index)
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
@@ -335,9 +323,7 @@ def check_def_name(facts, reg: Registration) -> Refusal | None:
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
     if readers:
-        return Refusal("GRL106", f"`{reg.function.name.value}` names more than one function here: give each "
-                                 "gradient function its own name and migrate again\nThe name is read (line "
-                                 f"{facts.pos(readers[0])[0]}), so renaming either would break that.")
+        return Refusal.of("GRL106", "name_shared", function=reg.function.name.value, line=facts.pos(readers[0])[0])
     reg.rename = True
     return None
 
@@ -365,12 +351,10 @@ def _removed_aliases(facts, reg: Registration):
             continue
         qualified, removed = found
         if removed:
-            return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) uses "
-                              f"`{code_of(attr)}`, removed in TF 1.0: rewrite that line, then migrate again\n"
-                              "TF2 has no replacement for it.")
-        return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(attr)[0]}) "
-                          f"uses `{code_of(attr)}`, which TF2 lacks: rewrite that line, then migrate again\n"
-                          f"TensorFlow {ops.tf_version()} does not have {qualified}.")
+            return Refusal.of("GRL114", "removed", function=reg.function.name.value, line=facts.pos(attr)[0],
+                              name=code_of(attr))
+        return Refusal.of("GRL114", "missing", function=reg.function.name.value, line=facts.pos(attr)[0],
+                          name=code_of(attr), tf=ops.tf_version(), qualified=qualified)
     return None
 
 
@@ -417,9 +401,8 @@ def _keywords(facts, reg: Registration):
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
-            return Refusal("GRL114", f"gradient function `{reg.function.name.value}` (line {facts.pos(call)[0]}) "
-                              f"calls `{code_of(call.func)}` in a way TF2 does not take: rewrite that call, then "
-                              f"migrate again\nTensorFlow {ops.tf_version()}: {why}.")
+            return Refusal.of("GRL114", "keywords", function=reg.function.name.value, line=facts.pos(call)[0],
+                              callee=code_of(call.func), tf=ops.tf_version(), why=why)
         for i, arg in enumerate(positional):
             if i in changes:
                 reg.keywords[arg] = changes[i]
@@ -436,16 +419,12 @@ def check_uses(facts, reg: Registration, refused) -> tuple[Refusal | None, str |
     ``refused(record)``: its refusal so far."""
     users = [s for s in facts.sites if any(reg in regs_of(t) for _, t in s.entries)]
     if any(refused(s) for s in users):
-        return Refusal("GRL110", "another block using the same gradient registration could not be "
-                                 "migrated, so this one is left as it is too"), None
+        return Refusal.of("GRL110", "other_block"), None
     entries = [(s, op) for s in users for op, t in s.entries if reg in regs_of(t)]
     op_types = {op.name: op.arity for _, op in entries}
     if len(set(op_types.values())) > 1:
-        return Refusal(
-            "GRL106",
-            f"`{reg.function.name.value}` is the override gradient of op types with "
-            f"different numbers of inputs ({', '.join(sorted(op_types))}); migrate it by hand",
-        ), None
+        return Refusal.of("GRL106", "arities", function=reg.function.name.value,
+                          ops=", ".join(sorted(op_types))), None
     names = {name_keyword_code(call) for s, op in entries for call, called in s.calls if called.name == op.name}
     passes_name = any(n is not None for n in names)
     literal = all(n is None or is_string_literal(parsed_expression(n)) for n in names)
@@ -469,12 +448,9 @@ def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
     """Whether ``reg`` can be a maker of custom-gradient functions, ``fn(forward, name=...)``:
     None, or the refusal."""
     if operator_use(facts, reg):
-        return Refusal("GRL108", f"`{reg.function.name.value}` is the gradient of ops made by an operator "
-                                 "(`a - b`) and used unalike: rewrite these with @tf.custom_gradient\n"
-                                 f"{why[:1].upper()}{why[1:]}; the tool wraps an operator only for a registration "
-                                 "used alike everywhere.")
+        return Refusal.of("GRL108", "operator_unalike", function=reg.function.name.value, Why=why[:1].upper() + why[1:])
     if reg.kind == "factory":
-        return Refusal("GRL106", f"`{reg.function.name.value}` is returned by a factory and {why}; migrate it by hand")
+        return Refusal.of("GRL106", "factory", function=reg.function.name.value, why=why)
     return None
 
 
@@ -530,13 +506,12 @@ def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal 
         return refusal
     reg.export = export
     if export.refusal:
-        return refusal or Refusal("GRL110", f"the gradient registered as {code_of(reg.name_expr)} is kept "
-                                            f"as it is: {export.refusal.message}", export.refusal.hints,
-                                  says_runtime=export.refusal.says_runtime)
+        why = export.refusal
+        return refusal or Refusal.of("GRL110", "kept", name=code_of(reg.name_expr), why=why.message,
+                                     details=why.details, hints=why.hints, says_runtime=why.says_runtime)
     if reg.kind == "factory" or reg.rename:
-        return refusal or Refusal("GRL106", f"`{reg.function.name.value}` is used from other modules "
-                                            f"({', '.join(export.used_in)}) but cannot be converted "
-                                            "under its own name; migrate it by hand")
+        return refusal or Refusal.of("GRL106", "exported_renamed", function=reg.function.name.value,
+                                     users=", ".join(export.used_in))
     reg.maker = reg.maker_name = True
     return refusal
 
@@ -556,10 +531,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
                 spelled in code_of(s.item) for s in facts.sites) or value is None or facts.source.count(value) > 1:
             continue  # used, maybe: only a name mentioned nowhere else is noted
         anchor = reg.decorator if reg.kind == "decorator" else reg.stmt
-        said.append(Diagnostic.at(facts.pos(anchor or reg.function), "GRL202", (
-            f"note: the gradient registered as {spelled} is used by no block of this file and is kept; run the "
-            "tool on the modules that use it together\nIf other modules use it, running them with this one "
-            "migrates both ends.")))
+        said.append(Diagnostic.said(facts.pos(anchor or reg.function), "GRL202", "unused", name=spelled))
     return said
 
 

@@ -19,7 +19,7 @@ from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_ke
 from ..plan import Drop, Edit, Keep, Recall, respelled
 from ..sites import Dispatch, Registration, is_string_literal, string_value
 from ..targets import match_target
-from ..verdicts import Refusal
+from ..verdicts import Hint, Refusal
 from . import override_block, registered_gradient
 from .base import Idiom, source
 from .contract import Taken, rule
@@ -57,8 +57,7 @@ _INLINE_ONLY = frozenset({"GRL101", "GRL102", "GRL103", "GRL104", "GRL105", "GRL
 # dtype) where TF2 makes other ops or none: a map of them around code the tool cannot see would
 # not be TF1's in TF2
 IMPLICIT_TYPES = frozenset({"Identity", "Cast"})
-KEPT = Refusal("GRL110", "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
-                         "registration, so it is kept as it is", says_runtime=True)
+KEPT = Refusal.of("GRL110", "runtime_kept", says_runtime=True)
 ALL = "all"  # a block whose targets are not known: every registration of the module may be named
 
 
@@ -93,7 +92,7 @@ def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
 
 
 @rule("hint")
-def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> str | None:
+def hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> Hint | None:
     return override_block.RUNTIME_HINT if eligible(facts, cst.ensure_type(call, cst.Call), site) is None else None
 
 

@@ -55,11 +55,8 @@ def check(op: ops.OpType, target: ops.BuiltinGradient) -> Refusal | None:
     if op.arity == target.arity:
         return None
     if target.arity == 1:
-        return Refusal("GRL109", f"'{target.name}' as the gradient of the {op.arity}-input op '{op.name}' is "
-                          "ambiguous; write its @tf.custom_gradient by hand")
-    return Refusal("GRL109", f"TensorFlow's '{target.name}' gradient reads {target.arity} op inputs, "
-                      f"'{op.name}' ops have {op.arity}: write the intended @tf.custom_gradient\nTF1 failed when it "
-                      "took this gradient.")
+        return Refusal.of("GRL109", "ambiguous", gradient=target.name, arity=op.arity, op=op.name)
+    return Refusal.of("GRL109", "arity", gradient=target.name, reads=target.arity, op=op.name, arity=op.arity)
 
 
 @rule("convert_call")
