@@ -6,9 +6,14 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _tf_renames
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    Names = Iterable[str]  # a callable's qualified names (facts.qn): how the module may spell it
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -19,25 +24,25 @@ class _Frozen:
 
     __slots__: tuple[str, ...] = ()
 
-    def __init__(self, *values):
+    def __init__(self, *values: Any) -> None:
         if len(values) != len(self.__slots__):  # zip(strict=True) is Python 3.10+; this runs on 3.9
             raise TypeError(f"{type(self).__name__} takes {len(self.__slots__)} values, got {len(values)}")
         for name, value in zip(self.__slots__, values):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def _fields(self):
+    def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
-    def __eq__(self, other):
-        return type(other) is type(self) and self._fields() == other._fields()
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Frozen) and type(other) is type(self) and self._fields() == other._fields()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self).__name__, self._fields()))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}{self._fields()!r}"
 
 
@@ -70,7 +75,7 @@ def tf_version() -> str:
     return _document()["tensorflow_version"]
 
 
-def _lookup(mapping: dict, qualified_names):
+def _lookup(mapping: dict, qualified_names: Names) -> Any:
     """The value for the first name found as spelt (``tensorflow.compat.v1.where`` may differ from
     ``tensorflow.where``), else canonically (compat.v1 dropped), else, for a TF1 name TF2 lacks
     (``tf.ceil``, ``tf.random_uniform``), as its ``tf.compat.v1`` twin: the very object TF1 had;
@@ -126,7 +131,7 @@ def _op_types() -> tuple[dict, dict]:
     return types, {c: op for op in types.values() for c in op.callables}
 
 
-def __getattr__(name):  # OP_TYPES / CALLABLES: derived from the generated table on first use
+def __getattr__(name: str) -> dict:  # OP_TYPES / CALLABLES: derived from the generated table on first use
     if name == "OP_TYPES":
         return _op_types()[0]
     if name == "CALLABLES":
@@ -141,11 +146,11 @@ def op_type_names() -> frozenset:
     return frozenset(op for entry in table().values() for op in (*entry["ops"], *entry.get("ops_rank3", ())))
 
 
-def _entry(qualified_names):
+def _entry(qualified_names: Names) -> dict | None:
     return _lookup(table(), qualified_names)
 
 
-def ops_created(qualified_names) -> frozenset | None:
+def ops_created(qualified_names: Names) -> frozenset | None:
     """The op types a callable creates on rank-2 or rank-3 inputs (``tf.matmul``: MatMul and
     BatchMatMulV2); None for a callable the tool cannot see into."""
     entry = _entry(qualified_names)
@@ -154,20 +159,20 @@ def ops_created(qualified_names) -> frozenset | None:
     return frozenset(entry["ops"]) | frozenset(entry.get("ops_rank3", ()))
 
 
-def returns_tensor(qualified_names) -> bool:
+def returns_tensor(qualified_names: Names) -> bool:
     """Whether the callable returned one Tensor when traced (so `a - call(...)` is Tensor's `-`)."""
     entry = _entry(qualified_names)
     return bool(entry and entry.get("tensor"))
 
 
-def shape_only(qualified_names) -> bool:
+def shape_only(qualified_names: Names) -> bool:
     """Whether the table knows the callable only as called with its shape (``tf.random_uniform``):
     its other arguments (``maxval=``, ``dtype=``) may make other ops."""
     entry = _entry(qualified_names)
     return bool(entry and entry.get("shape_only"))
 
 
-def describe_call(qualified_names, mapped) -> tuple[str, dict[str, Any]]:
+def describe_call(qualified_names: Names, mapped: Iterable[str]) -> tuple[str, dict[str, Any]]:
     """Why a call in an override block stops the rewrite: GRL101's message (its key in the table
     of codes) and the fields it reads. The call is one the op table does not know ("calls_unseen"),
     makes other ops by input rank ("calls_by_rank"), makes a mapped op among others
@@ -296,7 +301,7 @@ GRAPH_CLASS = frozenset({"tensorflow.Graph", "tensorflow.python.framework.ops.Gr
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow._api.v2.compat.v1.")
 
 
-def removed_alias(qualified_names) -> tuple[str, str | None] | None:
+def removed_alias(qualified_names: Names) -> tuple[str, str | None] | None:
     """For a name TensorFlow 1.0 removed (``tf.neg``): (old name, the TF2 name to write, or None
     when TF2 has no replacement), both without ``tensorflow.``; None for any other name. From
     the generated table (``tools/generate_tf_renames.py``), never from memory."""
@@ -311,7 +316,7 @@ def removed_alias(qualified_names) -> tuple[str, str | None] | None:
     return None
 
 
-def keyword_changes(qualified_names, positional: int, keywords) -> tuple[dict, str | None]:
+def keyword_changes(qualified_names: Names, positional: int, keywords: list[str]) -> tuple[dict, str | None]:
     """For a call of ``tensorflow.X`` that stays ``tf.X`` in TF2, what its arguments become there,
     from tf_upgrade_v2's own tables (generated into ``_tf_renames``): ({positional index or TF1
     keyword: TF2 keyword}, None), or ({}, why) when an argument has no TF2 keyword."""
@@ -401,6 +406,6 @@ def canonical(qualified_name: str) -> str:
     return qualified_name
 
 
-def op_type_of_callable(qualified_names) -> OpType | None:
+def op_type_of_callable(qualified_names: Names) -> OpType | None:
     """The op type a call creates and can be wrapped for (see :func:`_op_types`), or None."""
     return _lookup(_op_types()[1], qualified_names)

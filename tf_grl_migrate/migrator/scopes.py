@@ -47,7 +47,7 @@ class BaseAssignment:
     """A binding of ``name`` in ``scope``; ``index``: how many bindings of its scope ended before it."""
 
     index = -1
-    node = None
+    node: cst.CSTNode | None = None
 
     def __init__(self, name: str, scope: Scope):
         self.name, self.scope, self.seq = name, scope, next(_made)

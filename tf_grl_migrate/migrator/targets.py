@@ -7,7 +7,7 @@ the runtime map; every answer reads the module's facts (``facts``: analysis.Rule
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Union
 
 import libcst as cst
 
@@ -17,15 +17,25 @@ from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
 from .sites import Dispatch, string_value
 from .verdicts import Hint, Refusal
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .facts import External
+    from .idioms.contract import Facts
+    from .scopes import BaseAssignment
+    from .sites import Registration
+
+    Meaning = Union[Registration, Dispatch, External, ops.BuiltinGradient, Refusal]  # what a target means
+
 
 class Reason(NamedTuple):
     """Why a target's values cannot be told, and the hints that go with it (``Refusal.hints``)."""
 
     text: str
-    hints: tuple = ()
+    hints: tuple[Hint, ...] = ()
 
 
-def match_target(facts, value):
+def match_target(facts: Facts, value: cst.BaseExpression) -> Meaning:
     """What the map target ``value`` means: a Registration, a Dispatch among registrations, an
     External (another module's), a BuiltinGradient, or a GRL102 Refusal."""
     key = facts.key(value)
@@ -48,7 +58,7 @@ def match_target(facts, value):
     return Refusal.of("GRL102", "no_registration_why", target=code_of(value), why=reason.text, hints=reason.hints)
 
 
-def means_module_binding(facts, value) -> bool:
+def means_module_binding(facts: Facts, value: cst.BaseExpression) -> bool:
     """A target spelt as the run's facts saw it means the module-level binding they followed:
     a literal; a name whose every binding is a module-level import or assignment; ``m.NAME``
     whose ``m`` is a module-level import."""
@@ -66,7 +76,7 @@ def means_module_binding(facts, value) -> bool:
     return bool(refs) and all(isinstance(r.scope, GlobalScope) and isinstance(r, Assignment) for r in refs)
 
 
-def dispatch(facts, expr, values: list):
+def dispatch(facts: Facts, expr: cst.BaseExpression, values: list[str | None]) -> Meaning:
     choices: dict = {}
     for value in values:
         if value is None:
@@ -80,7 +90,7 @@ def dispatch(facts, expr, values: list):
     return Dispatch(expr, choices, {v: facts.spelled(v) for v in choices})
 
 
-def literal_values(facts, expr):
+def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] | str | Reason | None:
     """The string literals a target name can hold where the block uses it, as a list (None for
     a value that a guard ``if name:`` around the block rules out), or a str saying why not.
     Followed: ``name = "Lit"`` and ``name = {"k": "Lit", ...}[key]`` lines of the same function;
@@ -97,6 +107,8 @@ def literal_values(facts, expr):
         return None
     use_index = _top_index(facts, with_node, body)
     placed = _placed(facts, expr, refs, with_node, body)
+    if use_index is None:  # the block is not in the body its ancestors hold: never so
+        return None
     if isinstance(placed, str):
         return placed
     kills = [index for index, _, always in placed if always and index < use_index]
@@ -107,7 +119,7 @@ def literal_values(facts, expr):
             continue
         if index == -1:
             param = ref.node if isinstance(ref.node, cst.Param) else facts.parent(ref.node)
-            passed = parameter_values(facts, param)
+            passed = parameter_values(facts, cst.ensure_type(param, cst.Param))  # _placed's -1: a parameter
             if isinstance(passed, str):
                 return f"`{expr.value}` is a parameter; {passed}"
             if isinstance(passed, Reason):
@@ -117,7 +129,8 @@ def literal_values(facts, expr):
         found = facts.simple_assign_value(ref)
         literal = _literals(facts, found[1]) if found else None
         if literal is None:
-            return f"`{expr.value}` is bound to an expression the tool cannot read (line {facts.pos(ref.node)[0]})"
+            line = facts.pos(ref.node)[0] if ref.node is not None else 0  # _placed: a binding with a node
+            return f"`{expr.value}` is bound to an expression the tool cannot read (line {line})"
         values.extend(literal)
     if None in values or "" in values:
         guard = next((n for n in _ancestors(facts, with_node) if isinstance(n, cst.If)
@@ -129,13 +142,14 @@ def literal_values(facts, expr):
     return values or None
 
 
-def _placed(facts, expr, refs, with_node, body) -> list | str:
+def _placed(facts: Facts, expr: cst.Name, refs: list[BaseAssignment], with_node: cst.With,
+            body: list[cst.BaseStatement]) -> list[tuple[int, BaseAssignment, bool]] | str:
     """(index in the function's body, binding, whether it runs on every path) of each binding of
     ``expr``: -1 for a parameter; a str where one is bound where the tool cannot follow it."""
     placed = []
     for ref in refs:
         node = ref.node
-        if facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
+        if node is None or facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
             return f"`{expr.value}` is bound where the tool cannot follow it"
         if isinstance(node, cst.Param) or (facts.parent(node) is not None and isinstance(
                 facts.parent(node), cst.Param)):
@@ -148,7 +162,7 @@ def _placed(facts, expr, refs, with_node, body) -> list | str:
     return placed
 
 
-def parameter_values(facts, param: cst.Param):
+def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | str | Reason:
     """The literals a parameter can hold: its default and what every call of its function
     passes, when the function is private to this module (``_name`` at module level, or local
     to a function) and every mention of it is a direct call passing a literal or nothing.
@@ -158,6 +172,8 @@ def parameter_values(facts, param: cst.Param):
     if not isinstance(params, cst.Parameters) or not isinstance(fdef, cst.FunctionDef) or fdef.decorators:
         return "its callers decide which gradient TF1 used"
     scope = facts.scope(fdef)
+    if scope is None:  # a def is always in a scope
+        return "its callers decide which gradient TF1 used"
     private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
                                                     and fdef.name.value.startswith("_"))
     if not private:  # the helper hint: a block that also hands control to unseen code replaces it
@@ -201,11 +217,13 @@ def parameter_values(facts, param: cst.Param):
     return values
 
 
-def _literals(facts, value):
+def _literals(facts: Facts, value: cst.BaseExpression) -> list[str | None] | None:
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         v = value.evaluated_value
+        if not isinstance(v, str):
+            return None
         facts.spell(v, code_of(value))
-        return [v] if isinstance(v, str) else None
+        return [v]
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Dict):
         out: list[str | None] = []
         for element in value.value.elements:
@@ -224,18 +242,18 @@ def _literals(facts, value):
     return None
 
 
-def _ancestors(facts, node):
-    node = facts.parent(node)
-    while node is not None:
-        yield node
-        node = facts.parent(node)
+def _ancestors(facts: Facts, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    above = facts.parent(node)
+    while above is not None:
+        yield above
+        above = facts.parent(above)
 
 
-def _inside(facts, node, container) -> bool:
+def _inside(facts: Facts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return node is container or any(a is container for a in _ancestors(facts, node))
 
 
-def _body_of(facts, node):
+def _body_of(facts: Facts, node: cst.CSTNode) -> list[cst.BaseStatement] | None:
     """The statements of the function (or module) whose code ``node`` is."""
     for a in _ancestors(facts, node):
         if isinstance(a, cst.FunctionDef):
@@ -247,14 +265,14 @@ def _body_of(facts, node):
     return None
 
 
-def _top_index(facts, node, body):
+def _top_index(facts: Facts, node: cst.CSTNode, body: list[cst.BaseStatement]) -> int | None:
     for index, stmt in enumerate(body):
         if _inside(facts, node, stmt):
             return index
     return None
 
 
-def _always_runs(facts, node, top) -> bool:
+def _always_runs(facts: Facts, node: cst.CSTNode, top: cst.BaseStatement) -> bool:
     """``node`` (a binding) runs whenever ``top`` (a statement of the function body) completes:
     a plain line there, or a line of a ``try`` body whose handlers all end in ``raise``."""
     line = facts.parent(facts.parent(facts.parent(node)))  # Name -> AssignTarget -> Assign -> line

@@ -238,8 +238,7 @@ def _is_keras_layer(facts: Facts, cls: cst.ClassDef, depth: int = 3) -> bool:
             if parts[-1] == "Layer" and parts[0] in ("keras", "tensorflow", "tf_keras"):
                 return True
         if depth and isinstance(base.value, cst.Name):
-            local = next((r.node for r in facts.referents(base.value)
-                          if isinstance(getattr(r, "node", None), cst.ClassDef)), None)
+            local = next((r.node for r in facts.referents(base.value) if isinstance(r.node, cst.ClassDef)), None)
             if local is not None and local is not cls and _is_keras_layer(facts, local, depth - 1):
                 return True
     return False
