@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
 from .report import Diagnostic, FileReport
+
+if TYPE_CHECKING:
+    from .migrator.cache import Cache
+    from .migrator.facts import Links, ModuleFacts
 
 __all__ = ["Diagnostic", "FileReport", "MigrationResult", "explain", "migrate_paths", "migrate_source", "verify_port"]
 
@@ -98,13 +102,13 @@ def migrate_paths(
     if on_progress is not None:
         on_progress(0, len(files))
 
-    def on_file():
+    def on_file() -> None:
         done[0] += 1
         if on_progress is not None:
             on_progress(done[0], len(files))
 
     jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
-    reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, paths, keep_text=verify)
+    reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, names, keep_text=verify)
     if verify:
         _verify(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout, cache=store)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
@@ -200,14 +204,15 @@ def _decoded(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnos
         return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
 
 
-def _process(args):
+def _process(args: tuple) -> FileReport:
     from .migrator.files import process_file
 
     path, write, want_diff, use_runtime, raw, cache, links, keep_text = args
     return process_file(path, write, want_diff, use_runtime, raw, cache, links=links, keep_text=keep_text)
 
 
-def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roots=(), keep_text=False):
+def run_all(paths: list[str], write: bool, want_diff: bool, use_runtime: bool, jobs: int, on_file: Callable[[], None],
+            cache: Cache | None = None, roots: Iterable[str] = (), keep_text: bool = False) -> list[FileReport]:
     """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
     process pool as soon as the first turns up, so the workers import libcst and analyse while
     reading goes on. Then link the modules whose overrides use another module's registration
@@ -223,7 +228,7 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
     reports: list[FileReport | None] = [None] * len(paths)
     counted = set()
 
-    def done(i):  # once per file, as its report is known
+    def done(i: int) -> None:  # once per file, as its report is known
         if i not in counted:
             counted.add(i)
             on_file()
@@ -231,7 +236,7 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
     known: dict = {}  # index -> (links, report) the cache holds (set below, read by hand_out)
     pool = _Pool(jobs)
 
-    def hand_out(i, raw):
+    def hand_out(i: int, raw: bytes) -> None:
         path = paths[i]
         links = STARRED if path in starred else None  # its module-level names are handed on: cached apart
         if not write and i in known and known[i][0] is links:
@@ -272,7 +277,7 @@ def run_all(paths, write, want_diff, use_runtime, jobs, on_file, cache=None, roo
             done(i)
     finally:
         pool.close()
-    return reports
+    return cast("list[FileReport]", reports)  # every file's report is set above
 
 
 class _Pool:
@@ -302,7 +307,8 @@ class _Pool:
             self.pool.shutdown(cancel_futures=True)
 
 
-def _read_all(paths, cache, reports, done) -> tuple[dict, dict]:
+def _read_all(paths: list[str], cache: Cache | None, reports: list[FileReport | None],
+              done: Callable[[int], None]) -> tuple[dict, dict]:
     """Read every file once: (index -> bytes of each file that may hold an override, path ->
     bytes of each module that may star-import another); every other file's report is set here.
     A file the cache's quiet index vouches for is not read (migrator/cache.py, ``quiet``)."""
@@ -341,7 +347,8 @@ def _read_all(paths, cache, reports, done) -> tuple[dict, dict]:
     return candidates, stars
 
 
-def _known(paths, candidates, cache, settings, want_diff, use_runtime, keep_text) -> dict:
+def _known(paths: list[str], candidates: dict[int, bytes], cache: Cache | None, settings: tuple,
+           want_diff: bool, use_runtime: bool, keep_text: bool) -> dict:
     """index -> (links, report) of each candidate the cache answers under one of ``settings``
     (links: not star-imported, then star-imported)."""
     from .migrator.files import NotCached, process_file
@@ -358,7 +365,7 @@ def _known(paths, candidates, cache, settings, want_diff, use_runtime, keep_text
     return known
 
 
-def _signature(path: str, folders: dict):
+def _signature(path: str, folders: dict) -> tuple[str | None, list[int] | None]:
     """(the absolute path, [mtime_ns, ctime_ns, size, inode]) of a regular file; (None, None) if not.
     ``folders`` remembers each folder's absolute path."""
     try:
@@ -372,8 +379,9 @@ def _signature(path: str, folders: dict):
     return os.path.join(where, name), [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
 
 
-def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cache=None, keep_text=False,
-                    starred=frozenset()) -> dict:
+def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int, bytes], write: bool,
+                    want_diff: bool, use_runtime: bool, cache: Cache | None = None, keep_text: bool = False,
+                    starred: frozenset | set = frozenset()) -> dict:
     """Reports for the modules taking part in a link between modules (a registration in one, its
     use in another), settled together: both ends are migrated, or both stay with a diagnostic.
     Each round migrates the linked modules in memory and collects the links one end cannot keep;
@@ -390,20 +398,20 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     from .migrator import facts
     from .migrator.files import decode, process_file, read
 
-    def facts_of(path, raw):
+    def facts_of(path: str, raw: bytes) -> ModuleFacts | None:
         key = cache.key(raw, False, "facts") if cache is not None else None
-        stored = cache.get_data(key) if key is not None else None
+        stored = cache.get_data(key) if cache is not None and key is not None else None
         if stored is not None:
             return None if stored == "unparsable" else facts.from_json(path, stored)
         try:
             found = facts.gather(path, decode(raw).text)
         except (SyntaxError, UnicodeDecodeError, LookupError):
             found = None
-        if key is not None:
+        if cache is not None and key is not None:
             cache.put_data(key, "unparsable" if found is None else facts.to_json(found))
         return found
 
-    def read_facts(path):
+    def read_facts(path: str) -> ModuleFacts | None:
         raw, failure = read(path)
         return None if failure else facts_of(path, raw)
 
@@ -411,7 +419,7 @@ def _linked_reports(paths, roots, candidates, write, want_diff, use_runtime, cac
     run = facts.Run(paths, list(roots), users, read_facts)
     blocked: dict = {}
 
-    def slices():  # each module's slice of the links, and whether a module of the run star-imports it
+    def slices() -> dict[str, Links]:  # each module's slice of the links, and whether the run star-imports it
         return {path: dataclasses.replace(slice_, star_imported=path in starred)
                 for path, slice_ in run.links(blocked).items()}
 

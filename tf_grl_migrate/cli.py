@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, Literal, TextIO
 
 import click
 
@@ -25,21 +25,21 @@ class _Progress:
     PROGRESS_MIN_FILES files or to take more than PROGRESS_AFTER_S seconds. ``update`` comes from
     the run (the first call, done=0, gives the total); a timer thread may open the bar."""
 
-    def __init__(self, enabled, after: float = PROGRESS_AFTER_S, stream=None):
+    def __init__(self, enabled: bool, after: float = PROGRESS_AFTER_S, stream: TextIO | None = None) -> None:
         self.enabled, self.total, self.done = enabled, 0, 0
         self.bar: Any = None  # click's progress bar, once shown
         self.stream = stream if stream is not None else sys.stderr
         self.after, self.lock = after, threading.Lock()
         self.timer: threading.Timer | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> _Progress:
         if self.enabled:
             self.timer = threading.Timer(self.after, self._open)
             self.timer.daemon = True
             self.timer.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         if self.timer is not None:
             self.timer.cancel()
         with self.lock:
@@ -47,14 +47,14 @@ class _Progress:
                 self.bar.__exit__(*exc)
         return False
 
-    def _open(self):
+    def _open(self) -> None:
         with self.lock:
             if self.bar is None and self.total:
                 self.bar = click.progressbar(length=self.total, label="tf-grl-migrate", file=self.stream,
                                              show_pos=True).__enter__()
                 self.bar.update(self.done)
 
-    def update(self, done, total):
+    def update(self, done: int, total: int) -> None:
         with self.lock:
             step, self.done, self.total = done - self.done, done, total
             if self.bar is not None:
@@ -99,8 +99,9 @@ class _Progress:
 @click.option("--explain", metavar="CODE", help="Say what a diagnostic code (GRLnnn) means, with its example, "
                                                 "and exit.")
 @click.version_option(__version__, prog_name="tf-grl-migrate")
-def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, quiet, no_cache, verify, against,
-         calls, verify_timeout, explain):
+def main(paths: tuple[str, ...], write: bool, check: bool, use_runtime: bool, fmt: str, exclude: str | None,
+         extend_exclude: str | None, jobs: int | None, quiet: bool, no_cache: bool, verify: bool, against: str | None,
+         calls: tuple[str, ...], verify_timeout: float | None, explain: str | None) -> None:
     """Migrate TF1 gradient_override_map code (gradient reversal and friends) to TF2 tf.custom_gradient.
 
     PATH is a file, a directory (walked for .py files) or - (stdin to stdout).
@@ -143,7 +144,7 @@ def main(paths, write, check, use_runtime, fmt, exclude, extend_exclude, jobs, q
     sys.exit(report.exit_status(reports, check, write))
 
 
-def _capped(jobs, quiet):
+def _capped(jobs: int | None, quiet: bool) -> int | None:
     """-j at most this machine's cores (saying so): more processes than cores only wait, and each
     takes memory."""
     cores = os.cpu_count() or 1
@@ -154,14 +155,16 @@ def _capped(jobs, quiet):
     return jobs
 
 
-def _pair(text):
+def _pair(text: str) -> tuple[str, str]:
     original, sep, port = text.partition("=")
     if not sep or not original.isidentifier() or not port.isidentifier():
         raise click.UsageError(f"--verify-call takes ORIGINAL=PORT, two module-level names; got {text!r}")
     return original, port
 
 
-def _verify_against(original, paths, write, check, verify, use_runtime, fmt, jobs, quiet, timeout, pairs=()) -> int:
+def _verify_against(original: str, paths: tuple[str, ...], write: bool, check: bool, verify: bool, use_runtime: bool,
+                    fmt: str, jobs: int | None, quiet: bool, timeout: float | None,
+                    pairs: list[tuple[str, str]] | tuple = ()) -> int:
     if len(paths) != 1 or paths[0] == "-":
         raise click.UsageError("--verify-against ORIGINAL takes exactly one PATH: the migrated file or directory")
     if write or check or verify or use_runtime:
@@ -188,19 +191,19 @@ def _verify_against(original, paths, write, check, verify, use_runtime, fmt, job
     return report.exit_status(reports, False)
 
 
-def _isolation():
+def _isolation() -> str | None:
     """Where verification's workers ran with less isolation than documented: one line, or None."""
     from .verifier.driver import ISOLATION
 
     return ISOLATION["line"]
 
 
-def _isolation_note():
+def _isolation_note() -> None:
     if _isolation():
         click.echo(_isolation(), err=True)
 
 
-def _stdin(check, use_runtime, fmt) -> int:
+def _stdin(check: bool, use_runtime: bool, fmt: str) -> int:
     try:
         text = decode(sys.stdin.buffer.read()).text
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
@@ -222,7 +225,8 @@ def _stdin(check, use_runtime, fmt) -> int:
     return report.exit_status([rep], check)
 
 
-def _emit(reports, write, check, fmt, quiet, verified=False):
+def _emit(reports: list[report.FileReport], write: bool, check: bool, fmt: str, quiet: bool,
+          verified: bool = False) -> None:
     if fmt == "json":
         click.echo(report.to_json(reports, write, verified, _isolation() if verified else None))
         return
