@@ -12,13 +12,13 @@ import libcst as cst
 
 from ...knowledge import ops
 from ...report import Diagnostic
-from .. import precheck, targets
+from .. import precheck
 from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted, receiver
 from ..scopes import ClassScope
 from ..sites import Registration, Site, regs_of, string_value
 from ..traversal import QuickVisitor
 from ..verdicts import Hint, Refusal
-from . import registered_gradient, runtime_hint, straight_through
+from . import registered_gradient, runtime_hint, straight_through, targets
 from .base import Idiom, source
 from .contract import Checked, Gathered, rule
 

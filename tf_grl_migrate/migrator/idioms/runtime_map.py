@@ -18,11 +18,11 @@ from ...knowledge import ops
 from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_keywords
 from ..plan import Drop, Edit, Keep, Recall, respelled
 from ..sites import Dispatch, Registration, is_string_literal, string_value
-from ..targets import match_target
 from ..verdicts import Hint, Refusal
 from . import override_block, registered_gradient
 from .base import Idiom, source
 from .contract import Taken, rule
+from .targets import match_target
 
 if TYPE_CHECKING:
     from ..sites import Site

@@ -2,7 +2,7 @@
 its name's value, or by the binding a name reads), one of another module of the run (facts.py's
 links), a gradient TensorFlow provides, or a choice among this module's registrations by the
 string literals a name can hold where the block reads it (a ``Dispatch``), and GRL102 when none
-of these can be told. Asked by the override block's check (``idioms/override_block.check_site``) and
+of these can be told. Asked by the override block's check (``override_block.check_site``) and
 the runtime map; every answer reads the module's facts (``facts``: analysis.RuleFacts)."""
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 
 import libcst as cst
 
-from ..knowledge import ops
-from .nodes import code_of
-from .scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
-from .sites import Dispatch, string_value
-from .verdicts import Hint, Refusal
+from ...knowledge import ops
+from ..nodes import code_of
+from ..scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
+from ..sites import Dispatch, string_value
+from ..verdicts import Hint, Refusal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .facts import External
-    from .idioms.contract import Facts
-    from .scopes import BaseAssignment
-    from .sites import Registration
+    from ..facts import External
+    from ..scopes import BaseAssignment
+    from ..sites import Registration
+    from .contract import Facts
 
     Meaning = Union[Registration, Dispatch, External, ops.BuiltinGradient, Refusal]  # what a target means
 
