@@ -240,3 +240,21 @@ def test_a_cached_result_of_a_module_alone_is_not_reused_once_another_module_sta
     for _ in range(2):  # filled, then answered from the cache
         both = cli(tree, "-j", "1")
         assert "-GRAD_NAME" not in both.stdout and "GR.py" in both.stdout, both.stdout
+
+
+def test_paths_given_as_a_generator_link_as_a_list_does(tmp_path):
+    """migrate_paths reads its paths once: a generator of paths gives the run the same roots as a
+    list (the folders up to which an absolute import is looked for: here `import grads` in
+    sub/uses.py means the root's grads.py)."""
+    from tf_grl_migrate import migrate_paths
+
+    tree = _tree(tmp_path, grads=GRADS)
+    _tree(tree / "sub", uses=USES)
+
+    def said(paths):
+        return [(r.path, r.changed, [(d.code, d.line) for d in r.diagnostics])
+                for r in migrate_paths(paths, cache=False, jobs=1)]
+
+    listed = said([str(tree)])
+    assert [changed for _, changed, _ in listed] == [True, True]  # both ends of the link migrate
+    assert said(p for p in [str(tree)]) == listed

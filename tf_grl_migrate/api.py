@@ -110,7 +110,7 @@ def migrate_paths(
     jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
     reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, names, keep_text=verify)
     if verify:
-        _verify(reports, paths, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout, cache=store)
+        _verify(reports, names, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout, cache=store)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
 
 
@@ -155,8 +155,8 @@ def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | Non
     return reports
 
 
-def _verify(reports: list[FileReport], roots: Iterable[str | os.PathLike], *, write: bool, use_runtime: bool,
-            jobs: int, timeout: float | None, cache: Any, python: str | None = None) -> None:
+def _verify(reports: list[FileReport], roots: list[str], *, write: bool, use_runtime: bool,
+            jobs: int, timeout: float | None, cache: Cache | None, python: str | None = None) -> None:
     """``migrate_paths(verify=True)``: verify each changed file of the run, the text it was
     migrated from (``report.source``) against its migrated text (``report.new_text``): fill
     ``report.verification``, add the GRL3xx diagnostics, and with ``write`` write each file none
@@ -170,8 +170,8 @@ def _verify(reports: list[FileReport], roots: Iterable[str | os.PathLike], *, wr
             decoded = _decoded(report.path, report.source)  # decoded once already, by the migration
             if not isinstance(decoded, FileReport):
                 work.append((report, decoded[1], Job(report.path, decoded[0], report.new_text)))
-    _placed(work, verify_cached([job for _, _, job in work], [str(os.fspath(p)) for p in roots], cache=cache,
-                                workers=jobs, timeout=timeout, python=python))
+    _placed(work, verify_cached([job for _, _, job in work], roots, cache=cache, workers=jobs, timeout=timeout,
+                                python=python))
     for report, _, _ in work:
         if write and report.source is not None and not report.differs:
             write_verified(report, report.source, use_runtime)

@@ -53,24 +53,18 @@ def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, che
         with entries:
             for entry in entries:
                 name = entry.name
-                if _is_dir(entry):
+                if _is(entry.is_dir):
                     if not entry.is_symlink() and not _excluded(f"{rel_root}{name}/", pattern, extra):
                         stack.append((entry.path, f"{rel_root}{name}/"))
                 elif (name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra))
-                      and _is_file(entry)):  # a FIFO or a device named *.py is no module (and would block)
+                      and _is(entry.is_file)):  # a FIFO or a device named *.py is no module (and would block)
                     found.add(entry.path)
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is(test: Callable[[], bool]) -> bool:
+    """A listing entry's ``is_dir``/``is_file``: False where it cannot say (the entry went meanwhile)."""
     try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _is_file(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_file()
+        return test()
     except OSError:
         return False
 
