@@ -76,6 +76,9 @@ POSITION_SOURCES = [
     "          pass\n      else:\n          w = f(a,\n      b)\n  # trailing\n\n  @d\n  def g(self): return 1\n",
     "try:\n    a\nexcept (E,\n        F) as e:\n    b\nelse:\n    c\nfinally:\n    d\nfor i in x: y; z\n"
     "while q:\n    pass\nelse:\n    r\n",
+    # line breaks written by leaves only: a continuation, an f-string's text, comments in brackets
+    "x = 1 + \\\n    2\ny = f'''a\n{x}\nb{x!r:>{3}}\n'''\nz = [  # c\n\n    1,\n]\n"
+    "if (x and\n        y):  # d\n    w = z\n",
 ]
 
 
@@ -90,7 +93,7 @@ def test_positions_are_libcsts_own(source):
     collector = Collector()
     collector.walk(module)
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = Positions(module, collector.parents)
+    positions = Positions(module, collector.parents, collector.order.by_id, collector.nodes)
     nodes = [n for n in collector.nodes if n is not module]
     assert nodes
     for node in nodes:

@@ -249,7 +249,7 @@ class Planner:
 
     def pos(self, node) -> tuple[int, int]:
         if self._positions is None:
-            self._positions = Positions(self.module, self.parents)
+            self._positions = Positions(self.module, self.parents, self.collector.order.by_id, self.collector.nodes)
         line, column = self._positions.start(node)
         return self.line_of(line), column + 1
 

@@ -245,6 +245,19 @@ def _newlines(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
+# the leaves whose text (``value``) may hold a line break: a string, a line continuation
+_TEXTS = frozenset({cst.SimpleWhitespace, cst.SimpleString, cst.FormattedStringText,
+                    getattr(cst, "TemplatedStringText", cst.FormattedStringText)})  # libcst >= 1.8: t-strings
+
+
+def _written_newlines(node) -> int:
+    """The line breaks ``node``'s own tokens write (its children's not counted): a ``Newline``
+    writes one, whatever its value."""
+    if node.__class__ is cst.Newline:
+        return 1
+    return _newlines(node.value) if node.__class__ in _TEXTS else 0
+
+
 def children(node) -> list:
     """``node.children``, in libcst's order, from the field order learnt once per type."""
     out: list = []
@@ -265,17 +278,17 @@ class Positions:
     its pass over the whole module (it records a range for every node: about two parses' cost,
     where a diagnostic needs the positions of a few nodes).
 
-    The line where the innermost statement holding the node starts is counted from the code of
-    what comes before it (each statement's start, once: a statement starts where its parent does,
-    plus the lines of the parent's children before it; no token of a node's own holds a newline).
+    The line where the innermost statement holding the node starts is counted from the walk's
+    record: the newlines of every node before it in pre-order (``nodes``, ``order``: the
+    walk's list and index). Only leaves write newlines (a ``Newline``, a string's or a line
+    continuation's text), and pre-order meets every leaf whose code comes before the statement's.
     The provider then runs on that statement alone, inside ``if _:`` blocks indented as its own
-    blocks are (so every column is the one it has in the module); a compound statement whose
-    header holds the node is given a one-line body."""
+    blocks are (so every column is the one it has in the module); a compound statement asked
+    for itself, or whose header holds the node, is given a one-line body."""
 
-    def __init__(self, module: cst.Module, parents):
-        self.module, self.parents = module, parents
-        self._lines: dict[int, int] = {id(module): 1}  # id(node) -> the line its code starts on
-        self._newlines: dict[int, int] = {}  # id(node) -> the newlines its code holds
+    def __init__(self, module: cst.Module, parents, order: dict[int, int], nodes: list):
+        self.module, self.parents, self._order, self._nodes = module, parents, order, nodes
+        self._before = [0]  # _before[i]: the newlines written by nodes[:i] (filled as far as asked)
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
@@ -292,7 +305,9 @@ class Positions:
         if at is None:
             return self._public(node)
         statement = chain[at]
-        header = isinstance(statement, cst.BaseCompoundStatement) and at > 0 and _before_body(statement, chain[at - 1])
+        # the statement itself, or a node of its header: its body cannot move it, and is left out
+        header = isinstance(statement, cst.BaseCompoundStatement) and (
+            at == 0 or _before_body(statement, chain[at - 1]))
         found = self._statements.get((id(statement), header))
         if found is None:  # the statement's positions, once (a block may hold several diagnostics)
             blocks = [n for n in chain[at + 1:] if isinstance(n, cst.IndentedBlock)]
@@ -305,31 +320,16 @@ class Positions:
             found = self._statements[(id(statement), header)] = (positions, alone, len(blocks))
         positions, alone, depth = found
         where = positions[alone if node is statement else node].start
-        return self._line(chain, at) + where.line - 1 - depth, where.column
+        return self._line(statement) + where.line - 1 - depth, where.column
 
-    def _line(self, chain: list, index: int) -> int:
-        """The line ``chain[index]``'s code starts on."""
-        node = chain[index]
-        line = self._lines.get(id(node))
-        if line is None:
-            parent = chain[index + 1]
-            line = self._line(chain, index + 1)
-            for child in children(parent):  # each sibling's start noted on the way: the next query starts there
-                self._lines.setdefault(id(child), line)
-                if child is node:
-                    break
-                line += self._newlines_in(child)
-        return line
-
-    def _newlines_in(self, node) -> int:
-        count = self._newlines.get(id(node))
-        if count is None:
-            try:
-                count = _newlines(self.module.code_for_node(node))
-            except SyntaxError:  # a part generated only within its parent (an annotation: libcst's CSTCodegenError)
-                count = sum(self._newlines_in(child) for child in children(node))  # its own tokens hold none
-            self._newlines[id(node)] = count
-        return count
+    def _line(self, statement) -> int:
+        """The line ``statement``'s code (its leading lines included) starts on."""
+        index, before, nodes = self._order[id(statement)], self._before, self._nodes
+        count = before[-1]
+        for node in nodes[len(before) - 1:index]:
+            count += _written_newlines(node)
+            before.append(count)
+        return 1 + before[index]
 
     def _public(self, node) -> tuple[int, int]:
         if self._provider is None:
