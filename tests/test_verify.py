@@ -289,6 +289,25 @@ def test_verify_results_are_cached_by_tensorflow_version(tmp_path, monkeypatch):
     assert calls and third.verification == []  # asked again (the stand-in answers nothing)
 
 
+def test_an_outcome_the_machine_cut_short_is_asked_for_again(tmp_path, monkeypatch):
+    """Only answers about the code are stored: a site left without one for a reason of the
+    machine's (``transient``: a timeout, a worker that died) is verified again next run, while the
+    code's own answer is stored whatever its words say ("timed out" raised by the callable)."""
+    monkeypatch.setenv("TF_GRL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copy(CASES / "rewrite" / "sign_straight_through" / "before.py", tmp_path / "ste.py")
+    from tf_grl_migrate.verifier import driver as verification
+
+    for transient, asked in [(True, 2), (False, 1)]:
+        calls = []
+        said = verification.Verification(7, 5, "f", verification.NOT_VERIFIABLE, None, "timed out after 8 s", transient)
+        monkeypatch.setattr(verification, "verify", lambda jobs, said=said, calls=calls, **kwargs: calls.append(1) or {
+            job.path: [said] for job in jobs})
+        for _ in range(2):
+            [report] = migrate_paths([tmp_path / "ste.py"], verify=True)
+            assert [v.reason for v in report.verification] == ["timed out after 8 s"]
+        assert len(calls) == asked, transient
+
+
 def test_usage_errors():
     assert cli("-", "--verify", input="x = 1\n").exit_code == 2
     assert cli(VERIFY / "original", "--verify-against", VERIFY / "original" / "grads.py").exit_code == 2

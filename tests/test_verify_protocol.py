@@ -22,6 +22,7 @@ from tf_grl_migrate.verifier.protocol import (
     Ran,
     RunValues,
     Status,
+    Unverifiable,
     Values,
     decode,
     encode,
@@ -95,6 +96,15 @@ def test_a_400_digit_number_in_an_array_is_a_protocol_error_not_an_overflow():
 
 def test_a_good_answer_still_decodes():
     assert decode(Kind.TF1, loads(_answer_text(_ran()))) == _ran()
+
+
+@pytest.mark.parametrize("transient", [False, True])
+def test_whether_the_machine_is_to_blame_crosses_the_protocol(transient):
+    answer = Unverifiable("the worker's child failed before it could run the request", transient)
+    assert decode(Kind.TF2, loads(_answer_text(answer))) == answer
+    assert decode(Kind.TF1, {"unverifiable": {"reason": "no graph"}}) == Unverifiable("no graph")
+    with pytest.raises(ProtocolError, match="transient"):
+        decode(Kind.TF1, {"unverifiable": {"reason": "no graph", "transient": "yes"}})
 
 
 # -- the verdict ----------------------------------------------------------------------------------
@@ -173,6 +183,27 @@ def test_an_answer_for_a_way_of_calling_that_was_not_asked_is_not_verifiable(mon
     task = _task("f")
     outcome, _label, ran = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
     assert outcome.status is Status.NOT_VERIFIABLE and "way 99" in outcome.reason and not ran
+
+
+def test_no_answer_in_time_is_the_machines_and_an_answer_that_says_so_is_the_codes(monkeypatch):
+    """What decides that an outcome is not stored is a flag from where the answer failed, never
+    the words of its reason: a worker cut off is transient, the code's own "timed out" is not."""
+    task = _task("f")
+    for answer, transient in [(Unverifiable("timed out after 8 s (--verify-timeout)", True), True),
+                              (Unverifiable("the callable raised: TimeoutError: timed out"), False),
+                              (None, True)]:  # no answer at all
+        monkeypatch.setattr(driver, "_ask", lambda pool, request, timeout, answer=answer: answer)
+        outcome, _label, _ran_it = driver._exercise(task.job, task.new_text, task.probe, None, 10.0, [], {})
+        assert outcome.status is Status.NOT_VERIFIABLE and outcome.transient is transient, answer
+
+
+def test_a_worker_that_cannot_start_is_no_answer_about_the_code(tmp_path):
+    from tf_grl_migrate.verifier.pool import Worker
+    from tf_grl_migrate.verifier.protocol import Request
+
+    worker = Worker(str(tmp_path / "no-such-python"), str(tmp_path))
+    answer = worker.ask(Request(Kind.TF1, str(tmp_path / "m.py"), "", {}, [], []), 1.0)
+    assert isinstance(answer, Unverifiable) and answer.transient and "could not be started" in answer.reason
 
 
 def test_the_fallback_notice_names_every_gap_not_only_network_and_processes():

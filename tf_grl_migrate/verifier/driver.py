@@ -42,6 +42,7 @@ class Verification(NamedTuple):
     status: str
     max_abs_diff: float | None = None
     reason: str | None = None
+    transient: bool = False  # the machine's doing (verdict.Outcome): not stored, not in the report
 
     def to_json(self) -> dict:
         return {"callable": self.callable, "line": self.line, "col": self.col, "status": str(self.status),
@@ -142,7 +143,7 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
     for task, per_site in zip(tasks, outcomes):
         for (line, col), (outcome, label) in zip(task.probe.sites, per_site):
             results[task.job.path].append(Verification(line, col, label, outcome.status.value, outcome.max_abs_diff,
-                                                       outcome.reason))
+                                                       outcome.reason, outcome.transient))
     for path in results:
         results[path].sort()
     return results
@@ -231,7 +232,9 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
 
 
 def _failed(probe, why: str) -> list:
-    return [(verdict.Outcome(Status.NOT_VERIFIABLE, None, why[:500]), _shown(probe.label, None))] * len(probe.sites)
+    """The verifier's own failure: no answer about the code, so nothing to store."""
+    outcome = verdict.Outcome(Status.NOT_VERIFIABLE, None, why[:500], transient=True)
+    return [(outcome, _shown(probe.label, None))] * len(probe.sites)
 
 
 def _one(task: _Task, pool, timeout, roots, migrated) -> list:
@@ -259,8 +262,8 @@ def _one(task: _Task, pool, timeout, roots, migrated) -> list:
             out.append((outcome, label))  # the callable's reason says more than the block's
             continue
         note = f"the override block alone: {why}"
-        out.append((verdict.Outcome(result.status, result.max_abs_diff,
-                                    f"{result.reason}; {note}" if result.reason else note), block_label))
+        reason = f"{result.reason}; {note}" if result.reason else note
+        out.append((verdict.Outcome(result.status, result.max_abs_diff, reason, result.transient), block_label))
     return out
 
 
@@ -284,8 +287,7 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
     reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, [list(s) for s in probes.SHAPES], roots),
                      timeout)
     if not isinstance(reference, Ran):
-        why = reference.reason if isinstance(reference, Unverifiable) else "no answer"
-        return verdict.Outcome(Status.NOT_VERIFIABLE, None, "under TF1: " + why), _shown(probe.label, None), False
+        return _unanswered("TF1", reference), _shown(probe.label, None), False
     if not 0 <= reference.variant < len(probe.labels):
         return (verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under TF1: the worker answered for way "
                                 f"{reference.variant} of calling it, of {len(probe.labels)} asked"),
@@ -298,8 +300,7 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
                   migrated if job.against is None else {}, written, reference.plan())
     answer = _ask(pool, tf2, timeout)
     if not isinstance(answer, Values):
-        why = answer.reason if isinstance(answer, Unverifiable) else "no answer"
-        return verdict.Outcome(Status.NOT_VERIFIABLE, None, "under TF2: " + why), label, True
+        return _unanswered("TF2", answer), label, True
     names = _input_names(probe.entry, reference)
     outcome = verdict.judge(reference, answer, probe.entry.get("port_name", probe.entry["name"]), names, written,
                             verdict.block_written(probe.entry, written))
@@ -311,6 +312,13 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
         notes = [n for n in (reference.note, answer.note, outcome.reason) if n]
         outcome = verdict.Outcome(outcome.status, outcome.max_abs_diff, "; ".join(notes) or None)
     return outcome, label, True
+
+
+def _unanswered(side: str, answer) -> verdict.Outcome:
+    """A side that did not run: why, and whether the machine is to blame (protocol.Unverifiable)."""
+    if isinstance(answer, Unverifiable):
+        return verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under {side}: {answer.reason}", answer.transient)
+    return verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under {side}: no answer", transient=True)
 
 
 def _input_names(entry, reference: Ran) -> list:
@@ -380,8 +388,7 @@ def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: f
         computed = verify(todo, workers=workers, timeout=timeout, python=python, roots=_folders(roots))
         for job in todo:
             results = found[job.path] = computed.get(job.path, [])
-            timed_out = any(v.status == NOT_VERIFIABLE and v.reason and "timed out" in v.reason for v in results)
-            if cache is not None and not timed_out:
+            if cache is not None and not any(v.transient for v in results):
                 cache.put_data(keys[job.path], [list(v) for v in results])
     return found
 

@@ -97,36 +97,36 @@ class Worker:
         if self.broken is None and (self.proc is None or self.proc.poll() is not None):
             self.start()
         if self.broken is not None:
-            return Unverifiable(self.broken)
+            return _no_answer(self.broken)
         rid = secrets.token_hex(16)
         stdin = self.proc.stdin if self.proc is not None else None
         if stdin is None:
-            return Unverifiable("the verification worker is not running")
+            return _no_answer("the verification worker is not running")
         try:
             stdin.write(json.dumps({"id": rid, "timeout": timeout, "request": request.to_json()}).encode()
                                   + b"\n")
             stdin.flush()
         except (OSError, ValueError):
             self.stop()
-            return Unverifiable("the worker ended unexpectedly")
+            return _no_answer("the worker ended unexpectedly")
         message = self._next(timeout + MARGIN)
         if message is None:
             self.stop()
-            return Unverifiable(f"timed out after {timeout:g} s (--verify-timeout)")
+            return _no_answer(f"timed out after {timeout:g} s (--verify-timeout)")
         if isinstance(message, str):
             self.stop()
-            return Unverifiable(message)
+            return _no_answer(message)
         if not (isinstance(message, dict) and message.get("id") == rid and len(message) == 2
                 and ("answer" in message or "failure" in message)):
             self.stop()  # another request's answer, a forged one, a doubled one: this worker is done
-            return Unverifiable("the worker's answer broke the protocol (not the answer to this request)")
+            return _no_answer("the worker's answer broke the protocol (not the answer to this request)")
         if "failure" in message:
             failure = message["failure"]
-            return Unverifiable(failure if isinstance(failure, str) else "the worker failed")
+            return _no_answer(failure if isinstance(failure, str) else "the worker failed")
         try:
-            return decode(request.kind, message["answer"])
+            return decode(request.kind, message["answer"])  # the worker's verdict, Unverifiable or not
         except ProtocolError as exc:
-            return Unverifiable(f"the answer is not one the protocol allows ({exc})")
+            return _no_answer(f"the answer is not one the protocol allows ({exc})")
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -172,3 +172,9 @@ def _said(why: object) -> str:
 
 def python_default() -> str:
     return sys.executable
+
+
+def _no_answer(why: str) -> Unverifiable:
+    """No answer from the worker: the machine's doing (a timeout, a crash, a broken pipe), which
+    another run may not meet."""
+    return Unverifiable(why, transient=True)

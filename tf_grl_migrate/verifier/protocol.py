@@ -151,9 +151,12 @@ class Values:
 @dataclass(frozen=True)
 class Unverifiable:
     """A side that could not run the callable at all, and why (a module not installed, random
-    numbers drawn, every shape raised, script code needed)."""
+    numbers drawn, every shape raised, script code needed). ``transient``: the machine's doing,
+    not the code's (no answer in time, a worker that died): another run may get an answer, so
+    the outcome is never stored (``driver.verify_cached``)."""
 
     reason: str
+    transient: bool = False
 
 
 Answer = (Ran, Values, Unverifiable)
@@ -253,7 +256,10 @@ def _decode(kind: Kind, data: Any) -> Ran | Values | Unverifiable:
     (tag, body), = data.items()
     if tag == "unverifiable":
         reason = _need(body, "reason", str, tag)
-        return Unverifiable(reason[:2000])
+        transient = body.get("transient", False)
+        if not isinstance(transient, bool):
+            raise ProtocolError("unverifiable: a bad 'transient'")
+        return Unverifiable(reason[:2000], transient)
     if tag == "ran" and kind in (Kind.TF1, Kind.TF1_SAME):
         results = []
         for i, r in enumerate(_need(body, "results", list, tag)):
@@ -296,7 +302,7 @@ def encode(answer: Ran | Values | Unverifiable) -> bytes:
     """The JSON bytes of an answer (NaN and infinities as JSON's extensions, which ``decode`` reads)."""
     data: dict[str, Any]
     if isinstance(answer, Unverifiable):
-        data = {"unverifiable": {"reason": answer.reason}}
+        data = {"unverifiable": {"reason": answer.reason, "transient": answer.transient}}
     elif isinstance(answer, Ran):
         data = {
             "ran": {

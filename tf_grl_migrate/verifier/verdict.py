@@ -23,6 +23,7 @@ class Outcome:
     status: Status
     max_abs_diff: float | None = None
     reason: str | None = None
+    transient: bool = False  # no answer, for a reason of the machine's (protocol.Unverifiable)
 
 
 class Deviation(NamedTuple):

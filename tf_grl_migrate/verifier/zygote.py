@@ -40,7 +40,7 @@ def _child(request: dict, answer_fd: int, folder: str, cap: int, namespaces: boo
         from .protocol import Unverifiable, encode
 
         data = encode(Unverifiable(f"the worker's child failed before it could run the request: "
-                                   f"{type(exc).__name__}: {str(exc)[:200]}"))
+                                   f"{type(exc).__name__}: {str(exc)[:200]}", transient=True))
     try:
         view = memoryview(data)
         while view:
