@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import os
 import re
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from .precheck import DEFUN, MARKER
@@ -18,6 +19,7 @@ from .verdicts import Refusal
 
 REGISTER = "RegisterGradient"
 HOPS = 3  # import chains followed for a constant (names.py -> grads.py -> model.py)
+Target = tuple[str, ...]  # a target expression: ("str", value) | ("name", name) | ("attr", dotted base, attribute)
 
 
 @dataclass
@@ -115,7 +117,7 @@ def gather(path: str, source: str) -> ModuleFacts | None:
     return facts
 
 
-def _module_statement(facts: ModuleFacts, stmt) -> None:
+def _module_statement(facts: ModuleFacts, stmt: ast.stmt) -> None:
     """What one module-level statement binds that a link may follow: a string constant, an
     import, a def (a registration, a Defun gradient), ``RegisterGradient(NAME)(fn)``."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -164,7 +166,7 @@ def _call(facts: ModuleFacts, node: ast.Call, source: str) -> None:
                     facts.uses.append((key.value, ast.get_source_segment(source, value), target))
 
 
-def _bound_names(stmt) -> list[str]:
+def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [stmt.name]
     if isinstance(stmt, ast.Assign):
@@ -176,11 +178,11 @@ def _bound_names(stmt) -> list[str]:
     return []
 
 
-def _called(func) -> str | None:
+def _called(func: ast.expr) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
-def _registered_name(node):
+def _registered_name(node: ast.AST) -> Target | None:
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
         return None
     if _called(node.func) != REGISTER:
@@ -188,7 +190,7 @@ def _registered_name(node):
     return _target(node.args[0])
 
 
-def _as_gradient(fdef) -> tuple | str:
+def _as_gradient(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | str:
     """What a module-level def reads of its first parameter, where it is a Defun gradient a custom
     gradient can call (``(op, *grads)``, reading of ``op`` only ``op.inputs`` and ``op.outputs``);
     else why it is not."""
@@ -198,7 +200,8 @@ def _as_gradient(fdef) -> tuple | str:
     if not args.args or args.posonlyargs or args.kwonlyargs or args.kwarg is not None:
         return "it does not take (op, *grads)"
     op = args.args[0].arg
-    reads, counted = set(), set()
+    reads: set[str] = set()
+    counted: set[int] = set()
     for node in ast.walk(fdef):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == op and (
                 node.attr in ("inputs", "outputs") and isinstance(node.ctx, ast.Load)):
@@ -213,7 +216,7 @@ def _as_gradient(fdef) -> tuple | str:
     return tuple(sorted(reads))
 
 
-def _target(node):
+def _target(node: ast.expr) -> Target | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return ("str", node.value)
     if isinstance(node, ast.Name):
@@ -224,7 +227,7 @@ def _target(node):
     return None
 
 
-def _dotted(node) -> str | None:
+def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -240,7 +243,8 @@ _RELATIVE = re.compile(rb"from\s*\.")
 _STAR_FROM = re.compile(rb"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*", re.MULTILINE)
 
 
-def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None) -> set[str]:
+def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
+                  wanted: Collection[str] | None = None) -> set[str]:
     """The modules of the run that another module of it star-imports (``from GR import *``), which
     then hands on every public module-level name GR binds (its imports too). ``sources``: path ->
     bytes of the modules whose text has an ``import *``; ``wanted``: the only modules the answer
@@ -270,7 +274,8 @@ def star_imported(paths: list[str], roots: list[str], sources: dict, wanted=None
     return found
 
 
-def _may_star_import(run: Run, path: str, raw: bytes, wanted, stems: set, spelt, folders: set) -> bool:
+def _may_star_import(run: Run, path: str, raw: bytes, wanted: Collection[str], stems: set[bytes],
+                     spelt: re.Pattern[bytes] | None, folders: set[str]) -> bool:
     """Whether the source at ``path`` may star-import a wanted module (False only when it cannot)."""
     names = _star_from_names(raw)  # `.mod`, `pkg.mod`: where each `import *` is on a plain line
     if names is not None:
@@ -309,7 +314,8 @@ class Run:
     constant, and the modules a user imports, for a literal target it does not register itself.
     Targets TensorFlow registers itself (op types: ``"Identity"``) are never linked."""
 
-    def __init__(self, paths: list[str], roots: list[str], users: dict, read):
+    def __init__(self, paths: list[str], roots: list[str], users: Mapping[str, ModuleFacts],
+                 read: Callable[[str], ModuleFacts | None]):
         self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
         self._paths = paths
         self.facts: dict[str, ModuleFacts | None] = dict(users)
@@ -362,7 +368,7 @@ class Run:
                     found.append(self._by_abs[candidate])
         return found[0] if len(set(found)) == 1 else None
 
-    def value_of(self, path: str, target, hops: int = HOPS):
+    def value_of(self, path: str, target: Target, hops: int = HOPS) -> str | None:
         """The string a target expression of module ``path`` holds, following imports; None if unknown."""
         facts = self.get(path)
         if facts is None or hops < 0:
@@ -494,7 +500,7 @@ class Run:
                     ((), summary) if isinstance(summary, str) else (summary, "")))
         return tuple(found[s] for s in sorted(found))
 
-    def _defined(self, path: str, name: str, hops: int):
+    def _defined(self, path: str, name: str, hops: int) -> tuple[str, tuple[str, ...] | str]:
         """(path, summary) of the module-level def ``name`` of ``path`` means, following
         re-exports (``from .grads import g``); the summary is why it is no def where it is none."""
         facts = self.of(path)
@@ -516,7 +522,7 @@ class Run:
         other = self.module_path(path, module, level)
         return (other, imported) if other is not None else None
 
-    def _registered_elsewhere(self, path: str, local: set, target) -> tuple[str, str, str] | None:
+    def _registered_elsewhere(self, path: str, local: set[str], target: Target) -> tuple[str, str, str] | None:
         """(the gradient name, the registering module, its function) where a map target of
         ``path`` names exactly one registration of another module of the run; else None."""
         if target[0] == "str" and (target[1] in local or self.tensorflows_own(target[1])):
@@ -531,7 +537,7 @@ class Run:
             return None
         return value, where[0][0], where[0][1]
 
-    def _access(self, user: str, reg_path: str, function: str):
+    def _access(self, user: str, reg_path: str, function: str) -> tuple[str, tuple[str, int] | None, Refusal | None]:
         """(access, import_from, refusal): how ``user`` reaches ``function`` of ``reg_path``."""
         facts = self.of(user)
         for binding in sorted(facts.modules):

@@ -5,12 +5,13 @@ templates parsed once."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
 import libcst as cst
 
 from . import precheck
-from .scopes import ClassScope
-from .traversal import QuickVisitor
+from .scopes import ClassScope, Scope
+from .traversal import NodeMap, QuickVisitor
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -37,12 +38,12 @@ def parsed_expression(source: str) -> cst.BaseExpression:
     return cst.parse_expression(source)
 
 
-def receiver(call) -> cst.BaseExpression:
+def receiver(call: cst.CSTNode) -> cst.BaseExpression:
     """What a ``<receiver>.method(...)`` call (an override map's) is called on."""
     return cst.ensure_type(cst.ensure_type(call, cst.Call).func, cst.Attribute).value
 
 
-def is_map_call(node) -> bool:
+def is_map_call(node: object) -> bool:
     """``<expr>.gradient_override_map(...)``, not the runtime's (``tf_grl_migrate.``: migrated)."""
     return (
         isinstance(node, cst.Call)
@@ -57,7 +58,7 @@ def tight_equal() -> cst.AssignEqual:
     return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def with_keywords(args, keywords) -> list:
+def with_keywords(args: Iterable[cst.Arg], keywords: Iterable[tuple[str, cst.BaseExpression]]) -> list[cst.Arg]:
     """``args`` (a call's) followed by ``name=value`` for each (name, value) of ``keywords``."""
     args = list(args)
     for name, value in keywords:
@@ -71,27 +72,27 @@ def is_runtime_receiver(attribute: cst.Attribute) -> bool:
     return isinstance(attribute.value, cst.Name) and precheck.is_runtime_map(attribute.value.value)
 
 
-def def_path(node, parents) -> tuple[str, ...]:
+def def_path(node: cst.CSTNode, parents: NodeMap) -> tuple[str, ...]:
     """The names of the functions and classes around ``node``, outermost first."""
     path = []
-    node = parents.get(node)
-    while node is not None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            path.append(node.name.value)
-        node = parents.get(node)
+    around = parents.get(node)
+    while around is not None:
+        if isinstance(around, (cst.FunctionDef, cst.ClassDef)):
+            path.append(around.name.value)
+        around = parents.get(around)
     return tuple(reversed(path))
 
 
-def is_import_line(stmt) -> bool:
+def is_import_line(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
 
 
-def enclosing_scopes(scope) -> list:
+def enclosing_scopes(scope: Scope | None) -> list[Scope]:
     """The scopes whose names code in ``scope`` can see: ``scope`` itself and every scope around
     it out to the module (whose parent is itself), less class bodies around it: Python hides a
     class body's names from the methods and functions nested in it."""
-    chain: list = []
+    chain: list[Scope] = []
     while scope is not None and scope not in chain:
         if not chain or not isinstance(scope, ClassScope):
             chain.append(scope)
@@ -114,7 +115,7 @@ def respelled_text(attr: cst.Attribute, old: str, new: str) -> str:
     return f"{code_of(prefix)}.{new}"
 
 
-def name_keyword_code(call) -> str | None:
+def name_keyword_code(call: cst.CSTNode) -> str | None:
     """The ``name=`` a call passes (an operator, ``a - b``, passes none)."""
     return next((code_of(a.value) for a in getattr(call, "args", ()) if a.keyword is not None
                  and a.keyword.value == "name"), None)
@@ -123,7 +124,7 @@ def name_keyword_code(call) -> str | None:
 _PLAIN = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
 
 
-def is_plain(expr) -> bool:
+def is_plain(expr: cst.CSTNode) -> bool:
     """A value read without running code the tool cannot see: names, attributes, literals and
     ``+`` / ``%`` of them (``"scope/" + name``)."""
     if isinstance(expr, cst.Attribute):
@@ -133,7 +134,7 @@ def is_plain(expr) -> bool:
     return isinstance(expr, _PLAIN)
 
 
-def is_docstring(stmt) -> bool:
+def is_docstring(stmt: cst.CSTNode) -> bool:
     return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
             and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
@@ -141,18 +142,18 @@ def is_docstring(stmt) -> bool:
 class _LoadNames(QuickVisitor):
     """Names read by an expression (not attribute names after a dot)."""
 
-    def __init__(self):
-        self.nodes = []
+    def __init__(self) -> None:
+        self.nodes: list[cst.Name] = []
 
-    def visit_Name(self, node):
+    def visit_Name(self, node: cst.Name) -> None:
         self.nodes.append(node)
 
-    def visit_Attribute(self, node):
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
         self.walk(node.value)
         return False
 
 
-def load_names(expr):
+def load_names(expr: cst.CSTNode) -> list[cst.Name]:
     visitor = _LoadNames()
     visitor.walk(expr)
     return visitor.nodes
@@ -162,49 +163,49 @@ class _Attributes(QuickVisitor):
     """Outermost dotted names (``tf.image.per_image_whitening``, not its ``tf.image``), also inside
     other expressions (the ``tf.zeros_like`` of ``tf.zeros_like(grad).shape``)."""
 
-    def __init__(self):
-        self.nodes = []
+    def __init__(self) -> None:
+        self.nodes: list[cst.Attribute] = []
 
-    def visit_Attribute(self, node):
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
         if _is_dotted(node):
             self.nodes.append(node)
             return False
         return True
 
 
-def _is_dotted(node) -> bool:
+def _is_dotted(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
 
 
-def attributes_in(node) -> list:
+def attributes_in(node: cst.CSTNode) -> list[cst.Attribute]:
     visitor = _Attributes()
     visitor.walk(node)
     return visitor.nodes
 
 
 class _Calls(QuickVisitor):
-    def __init__(self):
-        self.nodes = []
+    def __init__(self) -> None:
+        self.nodes: list[cst.Call] = []
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: cst.Call) -> bool:
         self.nodes.append(node)
         return True
 
 
-def calls_in(node) -> list:
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """Every call in ``node``, outer ones first."""
     visitor = _Calls()
     visitor.walk(node)
     return visitor.nodes
 
 
-def mentions_in(expr, name: str) -> bool:
+def mentions_in(expr: cst.CSTNode, name: str) -> bool:
     return any(n.value == name for n in load_names(expr))
 
 
-def fresh_name(base: str, used: set) -> str:
+def fresh_name(base: str, used: set[str]) -> str:
     name = base
     while name in used:
         name += "_"
@@ -220,7 +221,7 @@ def input_names(arity: int) -> list[str]:
     return ["a", "b", "c", "d"][:arity] if arity <= 4 else [f"x{i}" for i in range(arity)]
 
 
-def operator_spelling(node) -> str:
+def operator_spelling(node: cst.BinaryOperation | cst.AugAssign | cst.UnaryOperation) -> str:
     """``a * b``, ``x -= y``, ``-a`` as the op table keys operators: ``"a * b"``, ``"a - b"``, ``"-a"``."""
     symbol = code_of(node.operator).strip()
     if isinstance(node, cst.UnaryOperation):

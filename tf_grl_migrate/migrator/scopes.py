@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import builtins
 import itertools
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 _made = itertools.count()  # bindings and reads, numbered as the walk finds them: source order
+_Made = TypeVar("_Made", "Access", "BaseAssignment")
 
 
-def _in_source_order(items) -> list:
+def _in_source_order(items: Iterable[_Made]) -> list[_Made]:
     return sorted(items, key=lambda item: item.seq)
 
 
@@ -26,12 +29,12 @@ class Access:
 
     __slots__ = ("node", "scope", "index", "seq", "_sees")
 
-    def __init__(self, node, scope: Scope):
+    def __init__(self, node: cst.CSTNode, scope: Scope):
         self.node, self.scope, self.index, self.seq = node, scope, scope.count, next(_made)
-        self._sees: set = set()
+        self._sees: set[BaseAssignment] = set()
 
     @property
-    def referents(self) -> list:
+    def referents(self) -> list[BaseAssignment]:
         return _in_source_order(self._sees)
 
     def see(self, name: str) -> None:
@@ -54,11 +57,11 @@ class BaseAssignment:
         self._read_by: set[Access] = set()
 
     @property
-    def references(self) -> list:
+    def references(self) -> list[Access]:
         """The reads that may see this binding, in source order."""
         return _in_source_order(self._read_by)
 
-    def seen_by(self, reads: set) -> None:
+    def seen_by(self, reads: set[Access]) -> None:
         """Of ``reads`` (of this name, resolved to this binding's scope), those after it see it;
         those before it see what the scope around would."""
         after = {a for a in reads if a.scope is not self.scope or self.index < a.index}
@@ -76,7 +79,7 @@ class BaseAssignment:
 class Assignment(BaseAssignment):
     """A binding made by ``node``: a stored Name, a def or class, a parameter, an import."""
 
-    def __init__(self, name: str, scope: Scope, node, index: int):
+    def __init__(self, name: str, scope: Scope, node: cst.CSTNode, index: int):
         super().__init__(name, scope)
         self.node, self.index = node, index
 
@@ -88,6 +91,7 @@ class ImportAssignment(Assignment):
     """A binding made by an ``import`` statement (``node``)."""
 
     def qualified(self, full_name: str) -> set[str]:
+        assert isinstance(self.node, (cst.Import, cst.ImportFrom))  # what bindings.py binds it with
         names = set()
         for bound, real in _imported(self.node):
             if full_name == bound or full_name.startswith(bound + "."):
@@ -100,11 +104,11 @@ class BuiltinAssignment(BaseAssignment):
         return {f"builtins.{self.name}"}
 
 
-def _joined(*parts) -> str:
+def _joined(*parts: str | None) -> str:
     return ".".join(p for p in parts if p)
 
 
-def _imported(statement) -> list[tuple[str, str]]:
+def _imported(statement: cst.Import | cst.ImportFrom) -> list[tuple[str, str]]:
     """(the name bound, the qualified name it stands for) per name an import binds, the longest
     first for each alias: ``import a.b`` binds ``a.b`` and ``a``; ``from .m import n as k``
     binds ``k`` as ``.m.n``. A star import binds nothing that can be named here."""
@@ -134,19 +138,20 @@ def _imported(statement) -> list[tuple[str, str]]:
 class _Names:
     """``scope.assignments``: the bindings of a name (or of a node's dotted name), in source order."""
 
-    def __init__(self, by_name: dict):
+    def __init__(self, by_name: dict[str, set[BaseAssignment]]):
         self._by_name = by_name
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[BaseAssignment]:
         for bindings in self._by_name.values():
             yield from bindings
 
-    def __getitem__(self, node) -> list:
-        found = self._by_name.get(get_full_name_for_node(node))
+    def __getitem__(self, node: str | cst.CSTNode) -> list[BaseAssignment]:
+        name = get_full_name_for_node(node)
+        found = self._by_name.get(name) if name is not None else None
         return _in_source_order(found) if found else []
 
-    def __contains__(self, node) -> bool:
-        return bool(self[node])
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, (str, cst.CSTNode)) and bool(self[node])
 
 
 class Scope:
@@ -154,16 +159,16 @@ class Scope:
     is redirected to), the reads recorded in it, and ``count``, the bindings that ended so far
     (a read sees those of its own scope made before it)."""
 
-    node = None
+    node: cst.CSTNode | None = None
     name: str | None = None
 
-    def __init__(self, parent: Scope | None, node=None, name: str | None = None):
+    def __init__(self, parent: Scope | None, node: cst.CSTNode | None = None, name: str | None = None):
         self.parent: Scope = parent if parent is not None else self
         self.node, self.name = node, name
         self.module: Scope = self if parent is None or isinstance(parent, BuiltinScope) else parent.module
-        self._bindings: dict[str, set] = {}
+        self._bindings: dict[str, set[BaseAssignment]] = {}
         self._declared: dict[str, Scope] = {}
-        self._reads: dict[int, set] = {}  # id(node) -> the reads it is
+        self._reads: dict[int, set[Access]] = {}  # id(node) -> the reads it is
         self.count = 0
         self.path = self._path()
 
@@ -171,7 +176,7 @@ class Scope:
         """What this scope adds before a name it binds, in a qualified name."""
         return ""
 
-    def bind(self, name: str, node, kind: type = Assignment) -> None:
+    def bind(self, name: str, node: cst.CSTNode, kind: type[Assignment] = Assignment) -> None:
         home = _home(self, name)
         home._bindings.setdefault(name, set()).add(kind(name, home, node, home.count))
 
@@ -184,23 +189,23 @@ class Scope:
     def record(self, access: Access) -> None:
         self._reads.setdefault(id(access.node), set()).add(access)
 
-    def resolve(self, name: str, reader: Scope) -> set:
+    def resolve(self, name: str, reader: Scope) -> set[BaseAssignment]:
         """The bindings a read of ``name`` in ``reader`` finds, looking from here outwards."""
         return _lookup(self, name, reader)
 
-    def __contains__(self, name: str) -> bool:
-        return _knows(self, name)
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and _knows(self, name)
 
     @property
     def assignments(self) -> _Names:
         return _Names(self._bindings)
 
-    def access_of(self, node) -> Access | None:
+    def access_of(self, node: cst.CSTNode) -> Access | None:
         """The read ``node`` is, where it is one."""
         found = self._reads.get(id(node))
         return next(iter(found)) if found else None
 
-    def qualified_names(self, node) -> set[str]:
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
         """Where the name ``node`` reads (a Name, an Attribute, a call's function) comes from."""
         reads = self._reads.get(id(node))
         if reads:
@@ -208,7 +213,7 @@ class Scope:
         full_name = get_full_name_for_node(node)
         if full_name is None:
             return set()
-        prefix, found = full_name, set()
+        prefix, found = full_name, set[BaseAssignment]()
         while prefix:  # the longest dotted prefix bound where a read here would look
             if _knows(self, prefix):
                 found = _lookup(self, prefix, self)
@@ -221,12 +226,12 @@ class Scope:
 
 
 class BuiltinScope(Scope):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(None)
 
 
 class GlobalScope(Scope):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(BuiltinScope())
 
 
@@ -277,7 +282,7 @@ def _home(scope: Scope, name: str) -> Scope:
     return scope
 
 
-def _lookup(scope: Scope, name: str, reader: Scope) -> set:
+def _lookup(scope: Scope, name: str, reader: Scope) -> set[BaseAssignment]:
     """The bindings of ``name`` a read in ``reader`` finds, from ``scope`` outwards."""
     while True:
         if isinstance(scope, BuiltinScope):
@@ -306,7 +311,7 @@ def _knows(scope: Scope, name: str) -> bool:
             scope = _outwards(scope.parent, scope)
 
 
-def _binds(node, statement) -> bool:
+def _binds(node: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
     """Whether ``statement`` (a binding's node) binds ``node`` itself: it is the node, or an
     import naming it."""
     if node is statement:

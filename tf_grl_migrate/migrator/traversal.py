@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 
-def _is_stub(hook, name: str) -> bool:
+def _is_stub(hook: object, name: str) -> bool:
     """Whether ``hook`` is libcst's own do-nothing ``visit_*`` / ``leave_*`` (inherited, not overridden)."""
     return any(getattr(base, name, None) is hook for base in (cst.CSTVisitor, cst.CSTTransformer))
 
@@ -25,13 +25,13 @@ class NodeMap:
 
     __slots__ = ("by_id",)
 
-    def __init__(self, by_id: dict | None = None):
+    def __init__(self, by_id: dict[int, Any] | None = None) -> None:
         self.by_id = {} if by_id is None else by_id
 
-    def get(self, node, default=None):
+    def get(self, node: object, default: Any = None) -> Any:  # node may be None: then the default
         return self.by_id.get(id(node), default)
 
-    def __getitem__(self, node):
+    def __getitem__(self, node: cst.CSTNode) -> Any:
         return self.by_id[id(node)]
 
 
@@ -44,7 +44,7 @@ class Quick:
     _attribute_hooks: frozenset = frozenset()
     _hooked_types: frozenset = frozenset()  # the node types named in those hooks
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._find_attribute_hooks()
 
@@ -57,11 +57,11 @@ class Quick:
         type.__setattr__(cls, "_attribute_hooks", hooks)
         type.__setattr__(cls, "_hooked_types", frozenset(node for _, node, _ in hooks))
 
-    def on_visit_attribute(self, node, attribute) -> None:
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         if self._attribute_hooks and ("visit", type(node).__name__, attribute) in self._attribute_hooks:
             getattr(self, f"visit_{type(node).__name__}_{attribute}")(node)
 
-    def on_leave_attribute(self, original_node, attribute) -> None:
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if self._attribute_hooks and ("leave", type(original_node).__name__, attribute) in self._attribute_hooks:
             getattr(self, f"leave_{type(original_node).__name__}_{attribute}")(original_node)
 
@@ -70,17 +70,17 @@ class _Hooks(abc.ABCMeta):  # libcst's visitors' own metaclass
     """A hook set on (or deleted from) a visitor class later, as a test patching ``visit_Yield``
     does, drops the hooks cached by that class and its subclasses (field hooks are found again)."""
 
-    def __setattr__(cls, name, value):
+    def __setattr__(cls, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name.startswith(("visit_", "leave_")):
             cls._forget()
 
-    def __delattr__(cls, name):
+    def __delattr__(cls, name: str) -> None:
         super().__delattr__(name)
         if name.startswith(("visit_", "leave_")):
             cls._forget()
 
-    def _forget(cls):
+    def _forget(cls) -> None:
         stack: list[Any] = [cls]
         while stack:
             klass = stack.pop()
@@ -100,32 +100,32 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
     _visits: dict  # node type -> its visit_ hook (None: none), per class
     _leaves: dict
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         type.__setattr__(cls, "_visits", {})
         type.__setattr__(cls, "_leaves", {})
 
-    def on_visit(self, node) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> bool:
         hook = self._visits.get(type(node), _UNKNOWN)
         if hook is _UNKNOWN:
             hook = self._visits[type(node)] = _real_hook(type(self), "visit_", node)
         return hook is None or hook(self, node) is not False
 
-    def on_leave(self, original_node) -> None:
+    def on_leave(self, original_node: cst.CSTNode) -> None:
         hook = self._leaves.get(type(original_node), _UNKNOWN)
         if hook is _UNKNOWN:
             hook = self._leaves[type(original_node)] = _real_hook(type(self), "leave_", original_node)
         if hook is not None:
             hook(self, original_node)
 
-    def walk(self, node) -> None:
+    def walk(self, node: cst.CSTNode) -> None:
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
         children are read field by field in libcst's own order (recorded once per node type)."""
         _walk(self, node, self._hooked_types)
 
 
-def _order_of(node) -> tuple:
+def _order_of(node: cst.CSTNode) -> tuple[str, ...]:
     """The fields libcst visits on ``node``, in its order (learnt once per type and presence)."""
     known = _FIELDS.get(type(node))
     if known is not None:
@@ -135,7 +135,9 @@ def _order_of(node) -> tuple:
     return _fields(node)
 
 
-def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, leave, late: dict) -> None:
+def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int], nodes: list[cst.CSTNode],
+                parents: dict[int, cst.CSTNode], enter: Callable[[cst.CSTNode], object],
+                leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]]) -> None:
     """QuickVisitor's walk for a visitor that records every node it meets: its pre-order index
     (``order``, by id, and ``nodes``), its parent (``parents``, by id), and ``enter(node)`` before
     its hook and ``leave(node)`` after its children; the fields ``late`` names for a type are read
@@ -143,7 +145,7 @@ def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, l
     cls = type(visitor)
     visits, leaves = cls._visits, cls._leaves
 
-    def visit(node, parent) -> None:
+    def visit(node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         nid = id(node)
         order[nid] = len(nodes)
         nodes.append(node)
@@ -176,7 +178,7 @@ def record_walk(visitor, root, order: dict, nodes: list, parents: dict, enter, l
     visit(root, None)
 
 
-def _walk(visitor, node, hooked: frozenset) -> None:
+def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str]) -> None:
     if visitor.on_visit(node):
         attributes = hooked and type(node).__name__ in hooked
         for field in _order_of(node):
@@ -196,14 +198,14 @@ def _walk(visitor, node, hooked: frozenset) -> None:
 _FIELDS: dict[type, tuple] = {}  # node type -> (fields whose presence picks the order, {presence: fields in order})
 
 
-def _has(value) -> bool:
+def _has(value: object) -> bool:
     """Whether a field holds a child node: not None, no MaybeSentinel, no empty sequence."""
     if value is None or value.__class__ is cst.MaybeSentinel:
         return False
     return bool(value) if isinstance(value, (tuple, list)) else True
 
 
-def _fields(node) -> tuple:
+def _fields(node: cst.CSTNode) -> tuple[str, ...]:
     """The fields libcst visits on ``node``, in its order: read from the node's public
     ``children`` (libcst's own visit order), each child found in the field holding it. A field
     with no child (None, a sentinel, an empty sequence) has no place in that order, so the order
@@ -235,7 +237,7 @@ def _fields(node) -> tuple:
 _UNKNOWN = object()
 
 
-def _real_hook(cls, prefix: str, node):
+def _real_hook(cls: type, prefix: str, node: cst.CSTNode) -> Callable[..., Any] | None:
     name = prefix + type(node).__name__
     hook = getattr(cls, name, None)
     return None if hook is None or _is_stub(hook, name) else hook
@@ -250,7 +252,7 @@ _TEXTS = frozenset({cst.SimpleWhitespace, cst.SimpleString, cst.FormattedStringT
                     getattr(cst, "TemplatedStringText", cst.FormattedStringText)})  # libcst >= 1.8: t-strings
 
 
-def _written_newlines(node) -> int:
+def _written_newlines(node: cst.CSTNode) -> int:
     """The line breaks ``node``'s own tokens write (its children's not counted): a ``Newline``
     writes one, whatever its value."""
     if node.__class__ is cst.Newline:
@@ -258,7 +260,7 @@ def _written_newlines(node) -> int:
     return _newlines(node.value) if node.__class__ in _TEXTS else 0
 
 
-def children(node) -> list:
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node.children``, in libcst's order, from the field order learnt once per type."""
     out: list = []
     for field in _order_of(node):
@@ -286,13 +288,13 @@ class Positions:
     blocks are (so every column is the one it has in the module); a compound statement asked
     for itself, or whose header holds the node, is given a one-line body."""
 
-    def __init__(self, module: cst.Module, parents, order: dict[int, int], nodes: list):
+    def __init__(self, module: cst.Module, parents: NodeMap, order: dict[int, int], nodes: list[cst.CSTNode]) -> None:
         self.module, self.parents, self._order, self._nodes = module, parents, order, nodes
         self._before = [0]  # _before[i]: the newlines written by nodes[:i] (filled as far as asked)
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
-    def start(self, node) -> tuple[int, int]:
+    def start(self, node: cst.CSTNode) -> tuple[int, int]:
         chain = [node]  # node, its parent, ... up to the module
         while chain[-1] is not self.module:
             parent = self.parents.get(chain[-1])
@@ -305,6 +307,7 @@ class Positions:
         if at is None:
             return self._public(node)
         statement = chain[at]
+        assert isinstance(statement, cst.BaseStatement)  # as found above
         # the statement itself, or a node of its header: its body cannot move it, and is left out
         header = isinstance(statement, cst.BaseCompoundStatement) and (
             at == 0 or _before_body(statement, chain[at - 1]))
@@ -322,7 +325,7 @@ class Positions:
         where = positions[alone if node is statement else node].start
         return self._line(statement) + where.line - 1 - depth, where.column
 
-    def _line(self, statement) -> int:
+    def _line(self, statement: cst.CSTNode) -> int:
         """The line ``statement``'s code (its leading lines included) starts on."""
         index, before, nodes = self._order[id(statement)], self._before, self._nodes
         count = before[-1]
@@ -331,14 +334,14 @@ class Positions:
             before.append(count)
         return 1 + before[index]
 
-    def _public(self, node) -> tuple[int, int]:
+    def _public(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._provider is None:
             self._provider = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         p = self._provider[node].start
         return p.line, p.column
 
 
-def _before_body(statement, child) -> bool:
+def _before_body(statement: cst.BaseCompoundStatement, child: cst.CSTNode) -> bool:
     """Whether ``child`` of a compound statement comes before its body (is in its header)."""
     for part in children(statement):
         if part is statement.body:

@@ -92,8 +92,9 @@ def match_reversal(builder: Converting, e: cst.BaseExpression, grad: str) -> cst
     for g, other in pairs:
         if is_grad(negated(g)) and not mentions_in(other, grad):  # -grad * S, tf.negative(grad) * S
             return other
-        if is_grad(g) and negated(other) is not None and not mentions_in(negated(other), grad):  # grad * -S
-            return negated(other)
+        scale = negated(other)
+        if is_grad(g) and scale is not None and not mentions_in(scale, grad):  # grad * -S
+            return scale
     return None
 
 
