@@ -268,7 +268,7 @@ TABLE: dict[str, Code] = {
                     "operator_unalike": Message(
                 "`{function}` is the gradient of ops made by an operator (`a - b`) and used unalike: rewrite these "
                 "with @tf.custom_gradient",
-                "{Why}; the tool wraps an operator only for a registration used alike everywhere."),
+                "Here {why}; the tool wraps an operator only for a registration used alike everywhere."),
         }),
     "GRL109": Code(
         "override target is a TensorFlow gradient that reads another number of op inputs", REFUSAL, ERROR,

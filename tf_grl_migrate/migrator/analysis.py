@@ -5,7 +5,7 @@ rules decide (idioms/__init__.py). No node is changed here."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Callable
 
@@ -20,10 +20,11 @@ from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
 from .traversal import NodeMap, Positions, QuickVisitor, record_walk
+from .verdicts import Refusal
 
 
 class Collector(QuickVisitor):
-    def __init__(self):
+    def __init__(self) -> None:
         self.bindings = Bindings()  # scopes, bindings and reads, gathered in this walk
         self.withs: list[tuple[cst.With, cst.WithItem]] = []
         self.map_calls: list[cst.Call] = []
@@ -32,7 +33,8 @@ class Collector(QuickVisitor):
         self.private_refs: list[cst.Attribute] = []  # `g._gradient_override_map`: TF's private dict
         self.name_calls: list[cst.Call] = []  # f(...) with a bare name: wrappers named like the API
         self.map_aliases: set[str] = {precheck.MARKER}  # `from m import gradient_override_map as gom`
-        self.attr_values: dict[str, list] = {}  # attr -> values of every `<expr>.attr = value` target
+        # attr -> the values of every `<expr>.attr = value` target (None: augmented)
+        self.attr_values: dict[str, list[cst.BaseExpression | None]] = {}
         self.defs: list[cst.FunctionDef] = []
         self.exprs: list[cst.SimpleStatementLine] = []
         self.names: set[str] = set()
@@ -41,46 +43,47 @@ class Collector(QuickVisitor):
         self.order = NodeMap()  # pre-order index: which of two nodes starts first
         self.nodes: list[cst.CSTNode] = []  # in that order
 
-    def walk(self, node) -> None:
+    def walk(self, node: cst.CSTNode) -> None:
         """The one walk over the module: each node's order, parent and bindings, then its hook; a
         comprehension's `for` is read before its element, as scope analysis reads it."""
         record_walk(self, node, self.order.by_id, self.nodes, self.parents.by_id, self.bindings.enter,
                     self.bindings.leave, COMPREHENSION_LATE)
 
-    def visit_With(self, node):
+    def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             if is_map_call(item.item):
                 self.withs.append((node, item))
             elif isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Name):
                 self.name_withs.append((node, item))
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: cst.Call) -> None:
         if is_map_call(node):
             self.map_calls.append(node)
         elif isinstance(node.func, cst.Name):
             self.name_calls.append(node)
 
-    def visit_Attribute(self, node):
+    def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == precheck.MARKER:
             if not is_runtime_receiver(node):
                 self.map_refs.append(node)
         elif node.attr.value == precheck.PRIVATE:
             self.private_refs.append(node)
 
-    def visit_ImportAlias(self, node):
-        if node.asname is not None and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
-            self.map_aliases.add(node.asname.name.value)
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        asname = node.asname.name if node.asname is not None else None
+        if isinstance(asname, cst.Name) and isinstance(node.name, cst.Name) and node.name.value == precheck.MARKER:
+            self.map_aliases.add(asname.value)
 
-    def visit_Assign(self, node):
+    def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute):
                 self.attr_values.setdefault(target.target.attr.value, []).append(node.value)
 
-    def visit_AugAssign(self, node):
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(None)
 
-    def visit_AnnAssign(self, node):
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Attribute):
             self.attr_values.setdefault(node.target.attr.value, []).append(node.value)
 
@@ -89,15 +92,15 @@ class Collector(QuickVisitor):
         (lucid's, a project helper) whose overrides TF2 ignores just the same."""
         return [c for c in self.name_calls if isinstance(c.func, cst.Name) and c.func.value in self.map_aliases]
 
-    def visit_FunctionDef(self, node):
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.decorators:
             self.defs.append(node)
 
-    def visit_SimpleStatementLine(self, node):
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
             self.exprs.append(node)
 
-    def visit_Name(self, node):
+    def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
 
 
@@ -240,14 +243,14 @@ class Planner:
         self.facts: Facts = RuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
-    def qn(self, node, raw: bool = False) -> set[str]:
+    def qn(self, node: cst.CSTNode | None, raw: bool = False) -> set[str]:
         scope = self.scopes.get(node)
         if scope is None:
             return set()
         names = scope.qualified_names(node)
         return names if raw else {ops.canonical(name) for name in names}
 
-    def pos(self, node) -> tuple[int, int]:
+    def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._positions is None:
             self._positions = Positions(self.module, self.parents, self.collector.order.by_id, self.collector.nodes)
         line, column = self._positions.start(node)
@@ -261,7 +264,8 @@ class Planner:
         access = scope.access_of(name)
         return access.referents if access is not None else []
 
-    def simple_assign_value(self, assignment):
+    def simple_assign_value(
+            self, assignment: BaseAssignment) -> tuple[cst.SimpleStatementLine, cst.BaseExpression] | None:
         """For ``name = <value>`` (one target, alone on its line): (statement, value)."""
         if not isinstance(assignment, Assignment) or isinstance(assignment, ImportAssignment):
             return None
@@ -274,7 +278,7 @@ class Planner:
             return None
         return stmt, assign.value
 
-    def quiet(self, expr) -> bool:
+    def quiet(self, expr: cst.BaseExpression) -> bool:
         """Whether evaluating ``expr`` can do nothing but compute a value (literals, names,
         attributes, operators, and calls of ops.QUIET_CALLS / string methods), so an assignment of
         it whose every use the rewrite removed can go too."""
@@ -305,7 +309,7 @@ class Planner:
             return args and bool(self.qn(expr.func) & ops.QUIET_CALLS)
         return False
 
-    def bound_value(self, name: cst.Name):
+    def bound_value(self, name: cst.Name) -> cst.BaseExpression | None:
         """The value of ``name`` when its one binding is a plain ``name = value`` line."""
         refs = self.referents(name)
         if len(refs) != 1:
@@ -313,7 +317,7 @@ class Planner:
         found = self.simple_assign_value(refs[0])
         return found[1] if found else None
 
-    def key(self, expr) -> tuple | None:
+    def key(self, expr: cst.BaseExpression) -> tuple | None:
         """What identifies a gradient name expression, so a registration and a use match: a string
         value; the bindings a name may read (each by its name and where it and its scope start in
         the module); an expression's code in its scope. Plain data, the same for the same text."""
@@ -322,9 +326,9 @@ class Planner:
             if isinstance(value, str):
                 return ("str", value)
         if isinstance(expr, cst.Name):
-            value = self.bound_value(expr)
-            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-                return self.key(value)
+            bound = self.bound_value(expr)
+            if isinstance(bound, (cst.SimpleString, cst.ConcatenatedString)):
+                return self.key(bound)
             refs = self.referents(expr)
             if refs:
                 return ("var", frozenset((r.name, self.where(getattr(r, "node", None)), self.where_scope(r.scope))
@@ -340,14 +344,14 @@ class Planner:
         exported = self._all
         return not name.startswith("_") if exported is True else isinstance(exported, set) and name in exported
 
-    def where(self, node) -> int:
+    def where(self, node: cst.CSTNode | None) -> int:
         """A node's pre-order index in the module (-1: none, or not in it)."""
         return self.collector.order.get(node, -1)
 
-    def where_scope(self, scope) -> int:
+    def where_scope(self, scope: Scope | None) -> int:
         return self.where(getattr(scope, "node", None))  # the module's and builtins' scopes have no node
 
-    def function_def_for(self, name: cst.Name):
+    def function_def_for(self, name: cst.Name) -> cst.FunctionDef | None:
         refs = self.referents(name)
         if len(refs) != 1:
             return None
@@ -356,7 +360,7 @@ class Planner:
             return ref.node
         return None
 
-    def is_graph(self, receiver, seen=frozenset()) -> bool:
+    def is_graph(self, receiver: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``receiver`` is provably a ``tf.Graph``: ``<expr>.graph`` (``x.graph``,
         ``sess.graph``, ``K.get_session().graph``), ``tf.get_default_graph()``, ``tf.Graph()``, a
         name bound to one of these (also ``with tf.Graph().as_default() as g``), or an attribute
@@ -380,7 +384,7 @@ class Planner:
             return bool(refs) and all(self._binds_graph(ref, seen) for ref in refs)
         return False
 
-    def _binds_graph(self, ref, seen) -> bool:
+    def _binds_graph(self, ref: BaseAssignment, seen: frozenset[str]) -> bool:
         found = self.simple_assign_value(ref)
         if found is not None:
             return self.is_graph(found[1], seen)
@@ -389,7 +393,7 @@ class Planner:
         return isinstance(as_name, cst.AsName) and isinstance(item, cst.WithItem) and self.is_graph(item.item, seen)
 
     # -- decide ----------------------------------------------------------------------------
-    def decide(self):
+    def decide(self) -> list[Site]:
         """Gather (the registrations, then the blocks), check each block, let refusals spread, move
         refused blocks onto the runtime (``--use-runtime``), then report: each step is the rules
         the idioms declare (idioms/__init__.py); the planner alone records what they return. The
@@ -434,7 +438,7 @@ class Planner:
         return {idiom: [r for r in records if r.refusal is None] for idiom, records in self.own.items()}
 
     @staticmethod
-    def give(verdicts) -> bool:
+    def give(verdicts: Iterable[tuple[Registration | Site, Refusal | None]]) -> bool:
         """Each (record, Refusal) pair's refusal to its record, unless it has one: whether any was given."""
         given = False
         for record, refusal in verdicts:
@@ -443,7 +447,7 @@ class Planner:
                 given = True
         return given
 
-    def settle(self):
+    def settle(self) -> None:
         """Refusals spread until nothing changes: a block using a refused registration, and what
         the settle rules spread (a registration with a refused use, one module's blocks using
         another's registration, a maker among a name's choices)."""

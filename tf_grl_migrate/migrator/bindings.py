@@ -5,7 +5,8 @@ fields only. (Why: docs/design.md, "migrator/bindings.py".)"""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Iterable, Iterator
+from typing import Any, Callable
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -47,7 +48,7 @@ COMPREHENSION_LATE: dict[type, tuple[str, ...]] = {
 _TYPING = ("typing", "typing_extensions")
 
 
-def _dotted_names(node):
+def _dotted_names(node: cst.Name | cst.Attribute) -> Iterator[tuple[str, cst.Name | cst.Attribute]]:
     """("a.b", <a.b>), ("a", <a>) for ``a.b``; through a call's function (``a.b().c``)."""
     if isinstance(node, cst.Name):
         yield node.value, node
@@ -66,7 +67,7 @@ def _dotted_names(node):
             yield from names
 
 
-def _top(dotted) -> str:
+def _top(dotted: cst.CSTNode) -> str:
     return (get_full_name_for_node(dotted) or "").split(".")[0]
 
 
@@ -75,29 +76,29 @@ class Bindings:
     Nodes are kept by identity (``id``): the tree outlives the walk, and so do the modules parsed
     from string annotations (``_strings``), so no identity is reused."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.scope: Scope = GlobalScope()
         self._scope_of: dict[int, Scope] = {}  # id(node) -> its scope (libcst's ScopeProvider's answer)
-        self._frames: list = []  # (node, the scope around it): subtrees in another scope
+        self._frames: list[tuple[cst.CSTNode, Scope]] = []  # (node, the scope around it): subtrees in another scope
         self._marked: set[int] = set()  # every node in one of the five below
         self._switch: dict[int, Scope] = {}  # the scope a subtree is in
         self._skip: set[int] = set()  # subtrees scope analysis does not visit
         self._hinted: dict[int, bool] = {}  # in a type hint or not (typing.cast's first argument, ...)
         self._unleft: set[int] = set()  # a comprehension's first `for`: its end binds nothing
         self._after: set[int] = set()  # a `for` target: its end counts as a binding
-        self._skipping: list = []
+        self._skipping: list[cst.CSTNode] = []
         self._store: set[int] = set()  # the Names, tuples, lists and starred elements assigned to
-        self._deferred: list = []
-        self._attribute: list = [None]  # the outermost Attribute being read, per call
-        self._annotation: list = [False]
-        self._hint: list = [False]
-        self._literal: set = set()  # typing.Literal[...] subscripts being visited
-        self._string = None  # the string annotation being read
-        self._strings: list = []  # the modules parsed from string annotations, kept alive
+        self._deferred: list[tuple[Access, str, cst.Attribute | None, cst.BaseString | None]] = []
+        self._attribute: list[cst.Attribute | None] = [None]  # the outermost Attribute being read, per call
+        self._annotation: list[bool] = [False]
+        self._hint: list[bool] = [False]
+        self._literal: set[cst.Subscript] = set()  # typing.Literal[...] subscripts being visited
+        self._string: cst.BaseString | None = None  # the string annotation being read
+        self._strings: list[cst.Module] = []  # the modules parsed from string annotations, kept alive
         self._typing = False  # `typing` imported: type hints may be written as strings
         self._in_string = False
 
-    def _mark(self, marks, node, value=None) -> None:
+    def _mark(self, marks: dict[int, Any] | set[int], node: cst.CSTNode, value: object = None) -> None:
         self._marked.add(id(node))
         if isinstance(marks, dict):
             marks[id(node)] = value
@@ -105,7 +106,7 @@ class Bindings:
             marks.add(id(node))
 
     # -- the walk --------------------------------------------------------------------------
-    def enter(self, node) -> None:
+    def enter(self, node: cst.CSTNode) -> None:
         if self._skipping:
             return
         nid = id(node)
@@ -129,12 +130,12 @@ class Bindings:
             if field is not None:
                 self._store.add(id(getattr(node, field)))
             elif kind in _STORE_THROUGH and nid in self._store:
-                if kind is cst.StarredElement:
+                if isinstance(node, cst.StarredElement):
                     self._store.add(id(node.value))
-                else:
+                elif isinstance(node, (cst.Tuple, cst.List)):
                     self._store.update(id(element.value) for element in node.elements)
 
-    def leave(self, node) -> None:
+    def leave(self, node: cst.CSTNode) -> None:
         if self._skipping:
             if self._skipping[-1] is node:
                 self._skipping.pop()
@@ -160,9 +161,8 @@ class Bindings:
 
     def finish(self) -> NodeMap:
         """Resolve every read to the bindings it may see; the scope of every node."""
-        by_scope: dict = {}
-        for access, attribute, string in self._deferred:
-            name = access.node.value
+        by_scope: dict[tuple[Scope, str], set[Access]] = {}
+        for access, name, attribute, string in self._deferred:
             if attribute is not None:
                 for dotted, node in _dotted_names(attribute):
                     if dotted in access.scope:
@@ -180,7 +180,7 @@ class Bindings:
         return NodeMap(self._scope_of)
 
     # -- what each node does ---------------------------------------------------------------
-    def _defined(self, node, annotated) -> Scope:
+    def _defined(self, node: cst.FunctionDef | cst.ClassDef, annotated: Iterable[cst.CSTNode | None]) -> Scope:
         """A def's or class's name, bound here; with type parameters, they and ``annotated`` (the
         parts read in their annotation scope) go there. The scope its own scope sits in."""
         self.scope.bind(node.name.value, node)
@@ -193,45 +193,45 @@ class Bindings:
                 self._mark(self._switch, part, outer)
         return outer
 
-    def _function(self, node) -> None:
+    def _function(self, node: cst.FunctionDef) -> None:
         outer = self._defined(node, (*node.decorators, node.returns))
         inner = FunctionScope(outer, node, get_full_name_for_node(node.name))
         self._mark(self._switch, node.params, inner)
         self._mark(self._switch, node.body, inner)
 
-    def _lambda(self, node) -> None:
+    def _lambda(self, node: cst.Lambda) -> None:
         inner = FunctionScope(self.scope, node)
         self._mark(self._switch, node.params, inner)
         self._mark(self._switch, node.body, inner)
 
-    def _class(self, node) -> None:
+    def _class(self, node: cst.ClassDef) -> None:
         outer = self._defined(node, (*node.bases, *node.keywords))
         inner = ClassScope(outer, node, get_full_name_for_node(node.name))
         for statement in node.body.body:
             self._mark(self._switch, statement, inner)
 
-    def _param(self, node) -> None:
+    def _param(self, node: cst.Param) -> None:
         self.scope.bind(node.name.value, node)
         self._name(node.name)
         for part in (node.default, node.annotation):
             if part is not None:
                 self._mark(self._switch, part, self.scope.parent)
 
-    def _name(self, name) -> None:  # a def's, class's or parameter's name: neither bound nor read here
+    def _name(self, name: cst.Name) -> None:  # a def's, class's or parameter's name: neither bound nor read here
         self._scope_of[id(name)] = self.scope
         self._mark(self._skip, name)
 
-    def _arg(self, node) -> None:
+    def _arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._mark(self._skip, node.keyword)
 
-    def _declare(self, node) -> None:
+    def _declare(self, node: cst.Global | cst.Nonlocal) -> None:
         declare = self.scope.declare_global if isinstance(node, cst.Global) else self.scope.declare_nonlocal
         for item in node.names:
             declare(item.name.value)
             self._mark(self._skip, item)
 
-    def _import(self, node) -> None:
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.ImportFrom):
             if node.module is not None:
                 self._mark(self._skip, node.module)
@@ -247,19 +247,20 @@ class Bindings:
             if isinstance(node, cst.Import):
                 self._typing |= _top(alias.name) in _TYPING
             as_node = alias.asname.name if alias.asname is not None else alias.name
+            assert isinstance(as_node, (cst.Name, cst.Attribute))  # what an import binds
             for value, _ in _dotted_names(as_node):
                 self.scope.bind(value, node, ImportAssignment)
 
-    def _attribute_enter(self, node) -> None:
+    def _attribute_enter(self, node: cst.Attribute) -> None:
         if self._attribute[-1] is None:
             self._attribute[-1] = node
         self._mark(self._skip, node.attr)
 
-    def _attribute_leave(self, node) -> None:
+    def _attribute_leave(self, node: cst.Attribute) -> None:
         if self._attribute[-1] is node:
             self._attribute[-1] = None
 
-    def _call(self, node) -> None:
+    def _call(self, node: cst.Call) -> None:
         self._attribute.append(None)
         self._hint.append(False)
         if not self._typing:
@@ -273,11 +274,11 @@ class Bindings:
         elif "typing.cast" in names and node.args:
             self._mark(self._hinted, node.args[0], True)
 
-    def _call_leave(self, node) -> None:
+    def _call_leave(self, node: cst.Call) -> None:
         self._attribute.pop()
         self._hint.pop()
 
-    def _subscript(self, node) -> None:
+    def _subscript(self, node: cst.Subscript) -> None:
         hint = False
         if self._typing and isinstance(node.value, cst.Name):
             names = self.scope.qualified_names(node.value)
@@ -286,25 +287,25 @@ class Bindings:
                 self._literal.add(node)
         self._hint.append(hint)
 
-    def _subscript_leave(self, node) -> None:
+    def _subscript_leave(self, node: cst.Subscript) -> None:
         self._hint.pop()
         self._literal.discard(node)
 
-    def _annotation_enter(self, node) -> None:
+    def _annotation_enter(self, node: cst.Annotation) -> None:
         self._annotation.append(True)
 
-    def _annotation_leave(self, node) -> None:
+    def _annotation_leave(self, node: cst.Annotation) -> None:
         self._annotation.pop()
 
-    def _simple_string(self, node) -> None:
+    def _simple_string(self, node: cst.SimpleString) -> None:
         self._string_annotation(node)
 
-    def _concatenated_string(self, node) -> None:
+    def _concatenated_string(self, node: cst.ConcatenatedString) -> None:
         if self._string_annotation(node):
             self._mark(self._skip, node.left)
             self._mark(self._skip, node.right)
 
-    def _string_annotation(self, node) -> bool:
+    def _string_annotation(self, node: cst.SimpleString | cst.ConcatenatedString) -> bool:
         if not (self._hint[-1] or self._annotation[-1]) or self._literal:
             return False
         value = node.evaluated_value
@@ -326,19 +327,19 @@ class Bindings:
             self._string = None
         return True
 
-    def _walk_string(self, node) -> None:
+    def _walk_string(self, node: cst.CSTNode) -> None:
         self.enter(node)
         for child in node.children:
             self._walk_string(child)
         self.leave(node)
 
-    def _name_read(self, node) -> None:
+    def _name_read(self, node: cst.Name) -> None:
         if id(node) in self._store:
             self.scope.bind(node.value, node)
         else:
-            self._deferred.append((Access(node, self.scope), self._attribute[-1], self._string))
+            self._deferred.append((Access(node, self.scope), node.value, self._attribute[-1], self._string))
 
-    def _comprehension(self, node) -> None:
+    def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
         for_in = node.for_in
         self._scope_of[id(for_in)] = self.scope
         self._mark(self._unleft, for_in)
@@ -349,10 +350,10 @@ class Bindings:
             if part is not None:
                 self._mark(self._switch, part, inner)
 
-    def _for(self, node) -> None:
+    def _for(self, node: cst.For) -> None:
         self._mark(self._after, node.target)
 
-    def _type_alias(self, node) -> None:
+    def _type_alias(self, node: cst.TypeAlias) -> None:
         self.scope.bind(node.name.value, node)
         self._mark(self._skip, node.name)
         inner = AnnotationScope(self.scope, node)
@@ -360,7 +361,7 @@ class Bindings:
             if part is not None:
                 self._mark(self._switch, part, inner)
 
-    def _type_var(self, node) -> None:
+    def _type_var(self, node: cst.TypeVar | cst.TypeVarTuple | cst.ParamSpec) -> None:
         self.scope.bind(node.name.value, node)
         self._mark(self._skip, node.name)
 

@@ -441,8 +441,9 @@ class Builder:
                         imports.add(ref)
                         continue
                     bindings = ref.scope.assignments[ref.name]
-                    found = [self.p.simple_assign_value(b) for b in bindings]
-                    if not all(found) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
+                    assigned = [self.p.simple_assign_value(b) for b in bindings]
+                    found = [a for a in assigned if a is not None]
+                    if len(found) < len(assigned) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
                         continue
                     if not all(self.p.quiet(value) for _, value in found):
                         continue  # `sess = session()`: the call may do more than find the graph

@@ -448,7 +448,7 @@ def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
     """Whether ``reg`` can be a maker of custom-gradient functions, ``fn(forward, name=...)``:
     None, or the refusal."""
     if operator_use(facts, reg):
-        return Refusal.of("GRL108", "operator_unalike", function=reg.function.name.value, Why=why[:1].upper() + why[1:])
+        return Refusal.of("GRL108", "operator_unalike", function=reg.function.name.value, why=why)
     if reg.kind == "factory":
         return Refusal.of("GRL106", "factory", function=reg.function.name.value, why=why)
     return None
