@@ -123,7 +123,7 @@ def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | Non
     FileReport per original file that holds a site; nothing is written. Raises ValueError when one
     of the two is a directory and the other is not."""
     from .migrator.files import discover
-    from .migrator.precheck import DEFUN, MARKER
+    from .migrator.precheck import may_hold_override
     from .verifier import Job, verify_cached
 
     if os.path.isdir(original) != os.path.isdir(path):
@@ -140,7 +140,7 @@ def verify_port(original: str, path: str, *, jobs: int = 1, timeout: float | Non
             reports.append(legacy)
             continue
         text, place = legacy
-        if MARKER not in text and DEFUN not in text:
+        if not may_hold_override(text):
             continue  # no override of either kind
         report = FileReport(old)  # the sites are the original's: its lines
         reports.append(report)
@@ -399,15 +399,15 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     from .migrator.files import decode, process_file, read
 
     def facts_of(path: str, raw: bytes) -> ModuleFacts | None:
-        key = cache.key(raw, False, "facts") if cache is not None else None
-        stored = cache.get_data(key) if cache is not None and key is not None else None
+        key = cache.key(raw, False, "facts") if cache is not None else ""
+        stored = cache.get_data(key) if cache is not None else None
         if stored is not None:
             return None if stored == "unparsable" else facts.from_json(path, stored)
         try:
             found = facts.gather(path, decode(raw).text)
         except (SyntaxError, UnicodeDecodeError, LookupError):
             found = None
-        if cache is not None and key is not None:
+        if cache is not None:
             cache.put_data(key, "unparsable" if found is None else facts.to_json(found))
         return found
 

@@ -49,7 +49,7 @@ class Diagnostic(_Fields):
              hints: tuple[str, ...] = (), **fields: object) -> Diagnostic:
         """The diagnostic at ``position`` that says ``code``'s message ``key`` (codes.TABLE) over ``fields``."""
         message, details = say(code, key, **fields)
-        return cls(position[0], position[1], code, message, cell, details or None, hints)
+        return cls.at(position, code, message, cell, details or None, hints)
 
     @property
     def sentence(self) -> str:

@@ -371,7 +371,7 @@ def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: f
     found: dict = {}
     keys: dict = {}
     todo = []
-    version = tensorflow_version(python) if cache is not None else ""
+    version = tensorflow_version(python) if cache is not None and jobs else ""
     for job in jobs:
         if cache is not None:
             data = "\0".join([job.original, job.migrated or "", job.against or "", version, _neighbours(job.path)])
