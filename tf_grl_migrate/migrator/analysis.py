@@ -41,12 +41,13 @@ class Collector(QuickVisitor):
         # what libcst's ParentNodeProvider gives, from this one pass (its own pass costs ~20% of a file)
         self.parents = NodeMap()
         self.order = NodeMap()  # pre-order index: which of two nodes starts first
-        self.nodes: list[cst.CSTNode] = []  # in that order
+        self.nodes: list[cst.CSTNode] = []  # in that order (layout left out: traversal.TRIVIA)
+        self.lines: list[int] = []  # the line breaks written before each of them
 
     def walk(self, node: cst.CSTNode) -> None:
         """The one walk over the module: each node's order, parent and bindings, then its hook; a
         comprehension's `for` is read before its element, as scope analysis reads it."""
-        record_walk(self, node, self.order.by_id, self.nodes, self.parents.by_id, self.bindings.enter,
+        record_walk(self, node, self.order.by_id, self.nodes, self.lines, self.parents.by_id, self.bindings.enter,
                     self.bindings.leave, COMPREHENSION_LATE)
 
     def visit_With(self, node: cst.With) -> None:
@@ -252,7 +253,7 @@ class Planner:
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._positions is None:
-            self._positions = Positions(self.module, self.parents, self.collector.order.by_id, self.collector.nodes)
+            self._positions = Positions(self.module, self.parents, self.collector.order.by_id, self.collector.lines)
         line, column = self._positions.start(node)
         return self.line_of(line), column + 1
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 
 def _is_stub(hook: object, name: str) -> bool:
@@ -136,19 +137,27 @@ def _order_of(node: cst.CSTNode) -> tuple[str, ...]:
 
 
 def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int], nodes: list[cst.CSTNode],
-                parents: dict[int, cst.CSTNode], enter: Callable[[cst.CSTNode], object],
+                lines: list[int], parents: dict[int, cst.CSTNode], enter: Callable[[cst.CSTNode], object],
                 leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]]) -> None:
-    """QuickVisitor's walk for a visitor that records every node it meets: its pre-order index
-    (``order``, by id, and ``nodes``), its parent (``parents``, by id), and ``enter(node)`` before
-    its hook and ``leave(node)`` after its children; the fields ``late`` names for a type are read
-    after its others. No field hooks: for a visitor that has none."""
+    """QuickVisitor's walk for a visitor that records every node it meets but layout (``TRIVIA``:
+    whitespace, comments, punctuation, operators, which hold nothing else): its pre-order index
+    (``order``, by id, and ``nodes``), the line breaks written before it (``lines``: what
+    ``Positions`` counts a statement's line from), its parent (``parents``, by id), and
+    ``enter(node)`` before its hook and ``leave(node)`` after its children; the fields ``late``
+    names for a type are read after its others. No field hooks: for a visitor that has none.
+    Layout is more than half of a module's nodes; only its line breaks are counted."""
     cls = type(visitor)
     visits, leaves = cls._visits, cls._leaves
+    count = 0  # line breaks written so far, in pre-order
 
     def visit(node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        nonlocal count
         nid = id(node)
         order[nid] = len(nodes)
         nodes.append(node)
+        lines.append(count)
+        if node.__class__ in _TEXTS:
+            count += _newlines(node.value)  # a string's text
         if parent is not None:
             parents[nid] = parent
         enter(node)
@@ -165,9 +174,15 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
                 value = getattr(node, field)
                 if isinstance(value, (tuple, list)):
                     for child in value:
-                        visit(child, node)
+                        if child.__class__ in TRIVIA:
+                            count += _layout_newlines(child)
+                        else:
+                            visit(child, node)
                 elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                    visit(value, node)
+                    if value.__class__ in TRIVIA:
+                        count += _layout_newlines(value)
+                    else:
+                        visit(value, node)
         leave(node)
         hook = leaves.get(kind, _UNKNOWN)
         if hook is _UNKNOWN:
@@ -247,17 +262,46 @@ def _newlines(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
-# the leaves whose text (``value``) may hold a line break: a string, a line continuation
-_TEXTS = frozenset({cst.SimpleWhitespace, cst.SimpleString, cst.FormattedStringText,
+# the nodes that are layout: they hold nothing but layout, and no name, expression or statement
+TRIVIA = frozenset(
+    kind for kind in (getattr(cst, name) for name in cst.__all__)
+    if isinstance(kind, type) and issubclass(kind, cst.CSTNode) and (
+        issubclass(kind, (cst.BaseParenthesizableWhitespace, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp,
+                          cst.BaseUnaryOp, cst.BaseAugOp))
+        or kind in (cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment, cst.Comma, cst.Dot, cst.Colon,
+                    cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+                    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar,
+                    cst.Asynchronous)))
+
+# the nodes whose text (``value``) may hold a line break: a string (a line continuation's is layout's)
+_TEXTS = frozenset({cst.SimpleString, cst.FormattedStringText,
                     getattr(cst, "TemplatedStringText", cst.FormattedStringText)})  # libcst >= 1.8: t-strings
 
 
-def _written_newlines(node: cst.CSTNode) -> int:
-    """The line breaks ``node``'s own tokens write (its children's not counted): a ``Newline``
-    writes one, whatever its value."""
-    if node.__class__ is cst.Newline:
+def _layout_newlines(node: cst.CSTNode) -> int:
+    """The line breaks a layout node writes: a ``Newline`` one, whatever its value; whitespace
+    those of its text (a line continuation); the others those their parts write."""
+    kind = node.__class__
+    if kind is cst.SimpleWhitespace:
+        text = node.value  # type: ignore[attr-defined]
+        return _newlines(text) if "\\" in text else 0
+    if kind is cst.Newline:
         return 1
-    return _newlines(node.value) if node.__class__ in _TEXTS else 0
+    fields = _LAYOUT_FIELDS.get(kind)
+    if fields is None:
+        fields = _LAYOUT_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node))
+    count = 0
+    for field in fields:  # in any order: only the sum is wanted
+        value = getattr(node, field)
+        if isinstance(value, (tuple, list)):
+            for child in value:
+                count += _layout_newlines(child)
+        elif isinstance(value, cst.CSTNode):
+            count += _layout_newlines(value)
+    return count
+
+
+_LAYOUT_FIELDS: dict[type, tuple[str, ...]] = {}  # a layout type -> its fields
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -272,6 +316,11 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """``PositionProvider``'s answer for every node of ``module``."""
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 _PASS = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
 
 
@@ -281,16 +330,15 @@ class Positions:
     where a diagnostic needs the positions of a few nodes).
 
     The line where the innermost statement holding the node starts is counted from the walk's
-    record: the newlines of every node before it in pre-order (``nodes``, ``order``: the
-    walk's list and index). Only leaves write newlines (a ``Newline``, a string's or a line
-    continuation's text), and pre-order meets every leaf whose code comes before the statement's.
-    The provider then runs on that statement alone, inside ``if _:`` blocks indented as its own
-    blocks are (so every column is the one it has in the module); a compound statement asked
-    for itself, or whose header holds the node, is given a one-line body."""
+    record: the line breaks written before it in pre-order (``lines``, by the index ``order``
+    gives), which meets every token whose code comes before the statement's. The provider then
+    runs on that statement alone, inside ``if _:`` blocks indented as its own blocks are (so
+    every column is the one it has in the module); a compound statement asked for itself, or
+    whose header holds the node, is given a one-line body. A node the walk did not record
+    (layout) is placed by the provider's pass over the whole module."""
 
-    def __init__(self, module: cst.Module, parents: NodeMap, order: dict[int, int], nodes: list[cst.CSTNode]) -> None:
-        self.module, self.parents, self._order, self._nodes = module, parents, order, nodes
-        self._before = [0]  # _before[i]: the newlines written by nodes[:i] (filled as far as asked)
+    def __init__(self, module: cst.Module, parents: NodeMap, order: dict[int, int], lines: list[int]) -> None:
+        self.module, self.parents, self._order, self._lines = module, parents, order, lines
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
@@ -319,7 +367,7 @@ class Positions:
             for block in blocks:
                 wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
             synthetic = self.module.with_changes(body=[wrapped], header=[], footer=[])
-            positions = MetadataWrapper(synthetic, unsafe_skip_copy=True).resolve(PositionProvider)
+            positions = _positions(synthetic)
             found = self._statements[(id(statement), header)] = (positions, alone, len(blocks))
         positions, alone, depth = found
         where = positions[alone if node is statement else node].start
@@ -327,16 +375,11 @@ class Positions:
 
     def _line(self, statement: cst.CSTNode) -> int:
         """The line ``statement``'s code (its leading lines included) starts on."""
-        index, before, nodes = self._order[id(statement)], self._before, self._nodes
-        count = before[-1]
-        for node in nodes[len(before) - 1:index]:
-            count += _written_newlines(node)
-            before.append(count)
-        return 1 + before[index]
+        return 1 + self._lines[self._order[id(statement)]]
 
     def _public(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._provider is None:
-            self._provider = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            self._provider = _positions(self.module)
         p = self._provider[node].start
         return p.line, p.column
 
