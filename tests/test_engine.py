@@ -224,3 +224,39 @@ def test_a_field_hook_set_on_a_visitor_class_later_is_called():
     Fields.visit_Call_args = lambda self, node: seen.append(len(node.args))
     Fields().walk(module)
     assert seen == [2]
+
+
+SPLICE_SOURCES = [
+    # no line break at the end; a header and a footer of comments; CRLF; a removed first import
+    "import tensorflow as tf\n\n@tf.RegisterGradient('R')\ndef _r(op, grad):\n    return -grad\n\n"
+    "def f(x):\n    with tf.get_default_graph().gradient_override_map({'Identity': 'R'}):\n"
+    "        return tf.identity(x)",
+    "#!/usr/bin/env python\n# header\n\nimport tensorflow as tf\n\n\n@tf.RegisterGradient('R')\r\n"
+    "def _r(op, grad):\r\n    return -grad\r\n\r\nx = 1; y = (2,\r\n  3)\r\n\r\n"
+    "def f(x):\r\n    with tf.get_default_graph().gradient_override_map({'Identity': 'R'}):\r\n"
+    "        return tf.identity(x)\r\n# footer\r\n\r\n",
+    "from tensorflow.python.framework import ops\nimport tensorflow as tf\n\n\n"
+    "@ops.RegisterGradient('R')\ndef _r(op, grad):\n    return -grad\n\n\n"
+    "def f(x):\n    g = tf.get_default_graph()\n    with g.gradient_override_map({'Identity': 'R'}):\n"
+    "        y = tf.identity(x)\n    return y\n",
+]
+
+
+@pytest.mark.parametrize("source", [*SPLICE_SOURCES, *(
+    p.read_text(encoding="utf-8") for p in sorted((CASES / "rewrite").glob("*/before.py")))])
+def test_the_rewritten_module_is_written_as_libcst_writes_it(source, monkeypatch):
+    """rewrite.written copies each top-level statement the rewrite kept from the source, and
+    generates the rest: the code is libcst's own ``new.code``, byte for byte."""
+    from tf_grl_migrate.migrator import codemod, rewrite
+
+    calls = []
+
+    def checked(original, new, text, breaks_before):
+        got = rewrite.written(original, new, text, breaks_before)
+        assert got == new.code
+        calls.append(got)
+        return got
+
+    monkeypatch.setattr(codemod, "written", checked)
+    codemod.migrate_code(source)
+    assert calls

@@ -349,6 +349,10 @@ class Planner:
         """A node's pre-order index in the module (-1: none, or not in it)."""
         return self.collector.order.get(node, -1)
 
+    def breaks_before(self, node: cst.CSTNode) -> int:
+        """The line breaks the module's code writes before ``node``'s (a node the walk recorded)."""
+        return self.collector.lines[self.collector.order[node]]
+
     def where_scope(self, scope: Scope | None) -> int:
         return self.where(getattr(scope, "node", None))  # the module's and builtins' scopes have no node
 

@@ -17,7 +17,7 @@ from ..report import Diagnostic
 from . import facts, idioms, precheck, safety, slicing
 from .analysis import Planner
 from .nodes import code_of
-from .rewrite import Builder, Rewriter, keep_module_start
+from .rewrite import Builder, Rewriter, keep_module_start, written
 from .safety import SafetyError  # callers catch it from here
 
 
@@ -74,8 +74,8 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
         if whole is not None:
             safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics)
-    new_module = module.visit(Rewriter(plan, planner.parents))
-    new_code = keep_module_start(module, new_module).code
+    new_module = keep_module_start(module, module.visit(Rewriter(plan, planner.parents)))
+    new_code = written(module, new_module, code, planner.breaks_before)
     safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked)
 

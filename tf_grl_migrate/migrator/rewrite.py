@@ -5,7 +5,7 @@ dead-code and import edits (libcst only here and in the idioms)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -476,3 +476,30 @@ def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     while lines and lines[0].comment is None:
         lines.pop(0)
     return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def written(original: cst.Module, new: cst.Module, source: str, breaks_before: Callable[[cst.CSTNode], int]) -> str:
+    """``new.code``, where ``new`` is ``original`` (parsed from ``source``) rewritten: each
+    top-level statement the rewrite left as it was is copied from ``source`` rather than generated
+    again (a module's code is its header's, then each statement's, then its footer's; a top-level
+    statement starts a line, the one after the line breaks written before it, ``breaks_before``:
+    the walk's record). Generated whole where the header, footer or layout changed, or where the
+    module does not end with a line break (libcst drops the last one it writes)."""
+    if (not original.body or new.header is not original.header or new.footer is not original.footer
+            or not original.has_trailing_newline or not new.has_trailing_newline
+            or (new.default_newline, new.default_indent) != (original.default_newline, original.default_indent)):
+        return new.code
+    line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(source))]
+    starts = [line_starts[breaks_before(statement)] for statement in original.body]
+    footer = "".join(original.code_for_node(line) for line in original.footer)
+    ends = [*starts[1:], len(source) - len(footer)]
+    kept = {id(statement): i for i, statement in enumerate(original.body)}
+    parts = [source[:starts[0]]]
+    for statement in new.body:
+        i = kept.get(id(statement))
+        parts.append(new.code_for_node(statement) if i is None else source[starts[i]:ends[i]])
+    parts.append(footer)
+    return "".join(parts)
