@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
 
 def _is_stub(hook: object, name: str) -> bool:
@@ -316,9 +316,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
-def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """``PositionProvider``'s answer for every node of ``module``."""
-    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, Any]:
+    """``PositionProvider``'s answer for every node of ``module``, from the provider's own pass
+    (one generation of the code). ``MetadataWrapper.resolve`` would first walk the whole module
+    once more, for batchable providers, even where none is asked for: as long again as the pass
+    itself. So the provider is run as the wrapper runs it: its ``_gen_impl`` (what a provider
+    implements) fills its ``_computed`` (what the wrapper reads), the two names of libcst's
+    provider protocol this package uses."""
+    provider = PositionProvider()
+    provider._gen_impl(module)
+    return provider._computed
 
 
 _PASS = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
