@@ -189,7 +189,7 @@ class RuleFacts:
         """The records of ``idiom``'s own kind (``Gathered.own``)."""
         return tuple(self._planner.own.get(idiom, ()))
 
-    def is_map_call(self, call: cst.CSTNode) -> bool:
+    def is_map_call(self, call: cst.CSTNode | None) -> bool:
         """Whether ``call`` is a ``gradient_override_map(...)`` call (or a wrapper's)."""
         return call in self._planner.map_call_set
 

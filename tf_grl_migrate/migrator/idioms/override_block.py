@@ -159,10 +159,10 @@ def gather(facts: Facts) -> Gathered:
     return found
 
 
-def taken_as_value(facts) -> list:
+def taken_as_value(facts: Facts) -> list[cst.Attribute | cst.Call]:
     """A graph's ``gradient_override_map`` taken as a value (``enter = g.gradient_override_map``,
     ``getattr(g, "gradient_override_map")``): called later, where the tool cannot follow it."""
-    found = []
+    found: list[cst.Attribute | cst.Call] = []
     for ref in facts.map_refs:
         holder = facts.parent(ref)
         called = isinstance(holder, cst.Call) and holder.func is ref
@@ -171,14 +171,14 @@ def taken_as_value(facts) -> list:
         if not called and not stored and facts.is_graph(ref.value):
             found.append(ref)
     for call in facts.name_calls:
-        if (call.func.value == "getattr" and len(call.args) >= 2
+        if (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2
                 and isinstance(call.args[1].value, cst.SimpleString)
                 and call.args[1].value.evaluated_value == precheck.MARKER and facts.is_graph(call.args[0].value)):
             found.append(call)
     return found
 
 
-def resolve_map(facts, arg):
+def resolve_map(facts: Facts, arg: cst.BaseExpression) -> cst.Dict | Refusal | None:
     """A dict literal, or a variable bound to one that nothing can change between binding and
     use: every use of that binding is the argument of a ``gradient_override_map`` call (its line
     is removed later if nothing else uses it). A Refusal for a map that is
@@ -202,7 +202,7 @@ def resolve_map(facts, arg):
     return found[1]
 
 
-def statement_code(facts, node) -> str:
+def statement_code(facts: Facts, node: cst.CSTNode | None) -> str:
     """The first line of the statement holding ``node``, for messages."""
     while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
         node = facts.parent(node)
@@ -260,7 +260,7 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     return _registrations_in_reach(facts, site, found)
 
 
-def _literal_map(facts, site, call):
+def _literal_map(facts: Facts, site: Site, call: cst.Call) -> cst.Dict | Refusal:
     """The map: one dict literal the tool can read (GRL105), the context not bound with `as` (GRL108)."""
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return Refusal.of("GRL105", "not_one_dict")
@@ -274,7 +274,7 @@ def _literal_map(facts, site, call):
     return mapping
 
 
-def _entries(facts, site, mapping, found: _Found) -> set[str] | Refusal:
+def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[str] | Refusal:
     """Each key an op type the tool knows (or one that cannot be an op type: a phantom, noted),
     each target a registration or a gradient TensorFlow provides (GRL104, GRL105, GRL102, GRL109):
     the mapped op types; ``found.entries`` and ``found.phantoms`` filled."""
@@ -304,7 +304,7 @@ def _entries(facts, site, mapping, found: _Found) -> set[str] | Refusal:
     return mapped
 
 
-def _nothing_unseen(facts, scan, mapped: set[str], spelt_map: str) -> Refusal | None:
+def _nothing_unseen(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str) -> Refusal | None:
     """The block hands control to no code the tool cannot see and defines nothing (GRL101)."""
     if scan.opaque:
         node, what = scan.opaque[0]
@@ -315,7 +315,7 @@ def _nothing_unseen(facts, scan, mapped: set[str], spelt_map: str) -> Refusal | 
     return None
 
 
-def _operator_sites(facts, scan, mapped: set[str], found: _Found) -> list | Refusal:
+def _operator_sites(facts: Facts, scan: BodyScan, mapped: set[str], found: _Found) -> list | Refusal:
     """The operators (`a @ b`, `-a`, augmented `a @= b`) that make a mapped op, each one the
     rewrite can wrap (GRL108)."""
     by_type = {op.name: target for op, target in found.entries}
@@ -331,7 +331,7 @@ def _operator_sites(facts, scan, mapped: set[str], found: _Found) -> list | Refu
     return operators
 
 
-def _call_sites(facts, scan, mapped: set[str], spelt_map: str, found: _Found) -> Refusal | None:
+def _call_sites(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str, found: _Found) -> Refusal | None:
     """Each call of the block: one that makes a mapped op, with arguments the rewrite can pass on
     (``found.calls``), or one that provably makes none (GRL101 for any other)."""
     by_type = {op.name: target for op, target in found.entries}
@@ -341,7 +341,9 @@ def _call_sites(facts, scan, mapped: set[str], spelt_map: str, found: _Found) ->
         if op is None:
             if makes_none_of(facts, inner, names, mapped):
                 continue
-            inner, names = builder_call(facts, scan.calls[index:], mapped)
+            named = builder_call(facts, scan.calls[index:], mapped)
+            assert named is not None  # scan.calls[index] is such a call, if no later one is named
+            inner, names = named
             key, fields = ops.describe_call(names, mapped)
             return Refusal.of("GRL101", key, callee=quoted(inner.func), map=spelt_map, **fields)
         if op.name not in mapped:
@@ -353,7 +355,7 @@ def _call_sites(facts, scan, mapped: set[str], spelt_map: str, found: _Found) ->
     return None
 
 
-def _registrations_in_reach(facts, site, found: _Found) -> Refusal | None:
+def _registrations_in_reach(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     """Every registration the block uses is visible where it is and, in its scope, defined
     before it: the migrated call needs its function when the op is made (GRL107)."""
     here = facts.scope(site.with_node)
@@ -402,7 +404,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
     return said
 
 
-def helper_hint_checked(facts, refusal, site, mapping):
+def helper_hint_checked(facts: Facts, refusal: Refusal, site: Site, mapping: cst.Dict) -> Refusal:
     """GRL102's hint for a target held in a parameter (make the helper module-private) is kept
     only where that would be enough: not where the block also hands control to code the tool
     cannot see (a model built there), which would then be refused all the same (GRL101)."""
@@ -414,7 +416,7 @@ def helper_hint_checked(facts, refusal, site, mapping):
     return refusal.with_hint("helper", f"the block also hands control to {shown}, code the tool cannot see")
 
 
-def unseen_code(facts, site, mapping) -> str | None:
+def unseen_code(facts: Facts, site: Site, mapping: cst.Dict | None) -> str | None:
     """What in the block hands control to code the tool cannot see (a call, as spelled, or a
     ``yield`` / ``await`` / import / context manager / nested definition), or None: every
     call in it is one the tool can see into or provably makes none of the mapped types."""
@@ -430,7 +432,7 @@ def unseen_code(facts, site, mapping) -> str | None:
     return quoted(found[0].func) if found is not None else None
 
 
-def builder_call(facts, calls, mapped):
+def builder_call(facts: Facts, calls: list[cst.Call], mapped: set[str]) -> tuple[cst.Call, set[str]] | None:
     """The call a GRL101 names, of the block's calls from the first one the tool cannot see:
     that one, unless it is a Python builtin (``hasattr``, ``dir``) and a later one is not (the
     call that builds the model, ``VGG16(...)``)."""
@@ -446,7 +448,7 @@ def builder_call(facts, calls, mapped):
     return first
 
 
-def wraps_operator(facts, node, op_name: str, target) -> bool:
+def wraps_operator(facts: Facts, node: cst.CSTNode, op_name: str, target: object) -> bool:
     """``a * b`` (or ``a - b``) in a block overriding its op type (with a gradient TensorFlow
     provides, or a registration of this module) is wrapped like a call when it provably creates
     that op: one operand is the result of a TensorFlow call that returns one Tensor (so
@@ -459,7 +461,8 @@ def wraps_operator(facts, node, op_name: str, target) -> bool:
                for side in (node.left, node.right))
 
 
-def makes_none_of(facts, call: cst.Call, names, mapped, seen=frozenset()) -> bool:
+def makes_none_of(facts: Facts, call: cst.Call, names: set[str], mapped: set[str],
+                  seen: frozenset[cst.FunctionDef] = frozenset()) -> bool:
     """Whether a call that is not itself a wrappable op provably creates no op of a mapped type:
     a call that makes no op at all; one TensorFlow traced to other op types (clip_by_value in a
     Sign block; never in an Identity or Cast map: TF creates those along argument- and
@@ -492,7 +495,7 @@ def makes_none_of(facts, call: cst.Call, names, mapped, seen=frozenset()) -> boo
                for inner in scan.calls)
 
 
-def enters_override(facts, call: cst.Call) -> bool:
+def enters_override(facts: Facts, call: cst.Call) -> bool:
     """``tf.get_default_graph()`` and ``<graph>.gradient_override_map(...)`` in a helper the
     block calls: another override block, which makes no op as it is entered (its receiver's
     other calls and its body are scanned like any other code). The types it maps do not matter
@@ -506,7 +509,7 @@ def enters_override(facts, call: cst.Call) -> bool:
             and facts.is_graph(func.value))
 
 
-def creates_no_op(facts, call: cst.Call, names) -> bool:
+def creates_no_op(facts: Facts, call: cst.Call, names: set[str]) -> bool:
     """Calls that run no code the tool cannot see and create no TensorFlow op (their arguments
     are scanned as calls of their own): Python builtins that do not iterate (``len``, ``range``,
     ``print``), and ``append`` / ``insert`` / ``add`` on a name bound only to a list or set
@@ -524,7 +527,7 @@ def creates_no_op(facts, call: cst.Call, names) -> bool:
         for ref in refs)
 
 
-def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
+def check_call_arguments(facts: Facts, call: cst.Call, op: ops.OpType, target: object) -> Refusal | None:
     """The overridden op's arguments must reach it unchanged inside the custom-gradient function:
     its tensor inputs positionally, and at most ``name=`` (every callable in the op table takes
     it), which the generated function passes on. A straight-through function is generated
@@ -545,7 +548,7 @@ def check_call_arguments(facts, call: cst.Call, op: ops.OpType, target):
     return None  # a registration's: a literal goes into its function; any other makes it a maker (decide)
 
 
-def body_scan(facts, site) -> BodyScan:
+def body_scan(facts: Facts, site: Site) -> BodyScan:
     """Every call, operator and nested definition in a block's body, found once per block."""
     def scan() -> BodyScan:
         found = BodyScan()
@@ -559,65 +562,65 @@ def body_scan(facts, site) -> BodyScan:
 class BodyScan(QuickVisitor):
     """Every call, operator and nested definition inside an override block."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.calls: list[cst.Call] = []
         self.operators: list[cst.BinaryOperation | cst.UnaryOperation | cst.AugAssign] = []
         self.nested: list[cst.CSTNode] = []
         self.opaque: list[tuple[cst.CSTNode, str]] = []  # (node, what): control passes to unseen code
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
 
     # Each of these runs code the tool cannot see without a call in sight: the caller's `with`
     # body (a @contextmanager's yield), a coroutine, a module's top level, a context manager's
     # __enter__. TF1 applies the override to every op created there.
-    def visit_Yield(self, node):
+    def visit_Yield(self, node: cst.Yield) -> None:
         self.opaque.append((node, "yield from" if isinstance(node.value, cst.From) else "yield"))
 
-    def visit_Await(self, node):
+    def visit_Await(self, node: cst.Await) -> None:
         self.opaque.append((node, "await"))
 
-    def visit_Import(self, node):
+    def visit_Import(self, node: cst.Import) -> None:
         self.opaque.append((node, "import " + code_of(node.names[0].name)))
 
-    def visit_ImportFrom(self, node):
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         star = isinstance(node.names, cst.ImportStar)
         module = "." * len(node.relative) + (code_of(node.module) if node.module is not None else "")
         self.opaque.append((node, f"from {module} import {'*' if star else '...'}"))
 
-    def visit_With(self, node):
+    def visit_With(self, node: cst.With) -> None:
         if node.asynchronous is not None:
             self.opaque.append((node, "async with"))
         for item in node.items:
             if not isinstance(item.item, cst.Call):
                 self.opaque.append((item, f"with {code_of(item.item)}"))
 
-    def visit_For(self, node):
+    def visit_For(self, node: cst.For) -> None:
         if node.asynchronous is not None:
             self.opaque.append((node, "async for"))
 
-    def visit_CompFor(self, node):
+    def visit_CompFor(self, node: cst.CompFor) -> None:
         if node.asynchronous is not None:
             self.opaque.append((node, "async for"))
 
-    def visit_AugAssign(self, node):
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.operators.append(node)
 
-    def visit_BinaryOperation(self, node):
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self.operators.append(node)
 
-    def visit_UnaryOperation(self, node):
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         self.operators.append(node)
 
-    def visit_FunctionDef(self, node):
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.nested.append(node)
         return False
 
-    def visit_Lambda(self, node):
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
         self.nested.append(node)
         return False
 
-    def visit_ClassDef(self, node):
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self.nested.append(node)
         return False
 
