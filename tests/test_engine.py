@@ -93,7 +93,7 @@ def test_positions_are_libcsts_own(source):
     collector = Collector()
     collector.walk(module)
     public = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = Positions(module, collector.parents, collector.order.by_id, collector.lines)
+    positions = Positions(module, collector.parents, collector.breaks_before)
     nodes = [n for n in collector.nodes if n is not module]
     assert nodes
     for node in nodes:

@@ -50,6 +50,10 @@ class Collector(QuickVisitor):
         record_walk(self, node, self.order.by_id, self.nodes, self.lines, self.parents.by_id, self.bindings.enter,
                     self.bindings.leave, COMPREHENSION_LATE)
 
+    def breaks_before(self, node: cst.CSTNode) -> int:
+        """The line breaks the module's code writes before ``node``'s (a node the walk recorded)."""
+        return self.lines[self.order[node]]
+
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             if is_map_call(item.item):
@@ -253,7 +257,7 @@ class Planner:
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._positions is None:
-            self._positions = Positions(self.module, self.parents, self.collector.order.by_id, self.collector.lines)
+            self._positions = Positions(self.module, self.parents, self.collector.breaks_before)
         line, column = self._positions.start(node)
         return self.line_of(line), column + 1
 
@@ -348,10 +352,6 @@ class Planner:
     def where(self, node: cst.CSTNode | None) -> int:
         """A node's pre-order index in the module (-1: none, or not in it)."""
         return self.collector.order.get(node, -1)
-
-    def breaks_before(self, node: cst.CSTNode) -> int:
-        """The line breaks the module's code writes before ``node``'s (a node the walk recorded)."""
-        return self.collector.lines[self.collector.order[node]]
 
     def where_scope(self, scope: Scope | None) -> int:
         return self.where(getattr(scope, "node", None))  # the module's and builtins' scopes have no node

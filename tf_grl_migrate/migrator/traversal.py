@@ -337,15 +337,15 @@ class Positions:
     where a diagnostic needs the positions of a few nodes).
 
     The line where the innermost statement holding the node starts is counted from the walk's
-    record: the line breaks written before it in pre-order (``lines``, by the index ``order``
-    gives), which meets every token whose code comes before the statement's. The provider then
+    record: the line breaks written before it in pre-order (``breaks_before``), which meets
+    every token whose code comes before the statement's. The provider then
     runs on that statement alone, inside ``if _:`` blocks indented as its own blocks are (so
     every column is the one it has in the module); a compound statement asked for itself, or
     whose header holds the node, is given a one-line body. A node the walk did not record
     (layout) is placed by the provider's pass over the whole module."""
 
-    def __init__(self, module: cst.Module, parents: NodeMap, order: dict[int, int], lines: list[int]) -> None:
-        self.module, self.parents, self._order, self._lines = module, parents, order, lines
+    def __init__(self, module: cst.Module, parents: NodeMap, breaks_before: Callable[[cst.CSTNode], int]) -> None:
+        self.module, self.parents, self._breaks_before = module, parents, breaks_before
         self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
@@ -382,7 +382,7 @@ class Positions:
 
     def _line(self, statement: cst.CSTNode) -> int:
         """The line ``statement``'s code (its leading lines included) starts on."""
-        return 1 + self._lines[self._order[id(statement)]]
+        return 1 + self._breaks_before(statement)
 
     def _public(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._provider is None:
