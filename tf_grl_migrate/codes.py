@@ -70,6 +70,15 @@ _RECIPE = ("Or keep the registrations and enter the same map through the runtime
            "`with tf_grl_migrate.gradient_override_map({map}):` around the same code (docs/runtime.md: \"Guided "
            "backprop and other model-wide overrides\").")
 _IGNORED = "TF2 ignores gradient_override_map."
+# sentences two messages of a code share (they differ in their details)
+_NO_REGISTRATION = ("override target {target} matches no @RegisterGradient here or in the run: define it with "
+                    "@tf.custom_gradient")
+_UNKNOWN_OP = "op type '{op}' is not in the tool's op table: wrap that op with @tf.custom_gradient"
+_OUT_OF_SIGHT = ("the gradient registered as {name} is defined where this block cannot see it: move it to module level "
+                 "and migrate again")
+_TF2_LACKS = "note: `{name}` runs where the migrated code does and TF2 lacks it: rewrite that line for TF2"
+_NOT_CAMEL_CASE = ("Op types are CamelCase, such as 'Cast' or 'Maximum'; the migrated code overrides nothing for it "
+                   "either.")  # GRL203's details
 
 
 def _defun(why: str, fix: str = "write its @tf.custom_gradient by hand") -> Message:
@@ -130,12 +139,10 @@ TABLE: dict[str, Code] = {
             "ambiguous": Message(
                 "override target {target} matches {count} registrations; the tool cannot tell which one TF1 used"),
             "no_registration": Message(
-                "override target {target} matches no @RegisterGradient here or in the run: define it with "
-                "@tf.custom_gradient",
+                _NO_REGISTRATION,
                 "The tool looked in this module and the modules of this run it imports."),
             "no_registration_why": Message(
-                "override target {target} matches no @RegisterGradient here or in the run: define it with "
-                "@tf.custom_gradient",
+                _NO_REGISTRATION,
                 "The tool looked in this module and the modules of this run it imports ({why})."),
             "may_be": Message(
                 "override target {target} may be {value!r}: define that gradient with @tf.custom_gradient",
@@ -165,15 +172,13 @@ TABLE: dict[str, Code] = {
         "tool does not know which calls create it. Wrap that op with `@tf.custom_gradient` by hand; "
         "`--use-runtime` takes a map the runtime can apply to any op type.",
         messages={
-            "unknown_op": Message(
-                "op type '{op}' is not in the tool's op table: wrap that op with @tf.custom_gradient", _IGNORED),
+            "unknown_op": Message(_UNKNOWN_OP, _IGNORED),
             "unknown_op_runtime": Message(
-                "op type '{op}' is not in the tool's op table: wrap that op with @tf.custom_gradient (--use-runtime "
-                "migrates it)",
+                _UNKNOWN_OP + " (--use-runtime migrates it)",
                 "TF2 ignores gradient_override_map; `--use-runtime` keeps the registrations and enters "
                 "tf_grl_migrate.gradient_override_map (TF1's meaning for '{op}' ops too)."),
             "unknown_op_py_func": Message(
-                "op type '{op}' is not in the tool's op table: wrap that op with @tf.custom_gradient",
+                _UNKNOWN_OP,
                 "TF2 ignores gradient_override_map; where the block is the py_func recipe "
                 "(`tf.RegisterGradient(name)(grad)`, then one `tf.py_func(...)` under the map), `--use-runtime` "
                 "migrates it to tf_grl_migrate.py_func(..., grad=grad): tf.numpy_function under tf.custom_gradient."),
@@ -233,12 +238,9 @@ TABLE: dict[str, Code] = {
         " block cannot see it (a nested scope, a decorated or rebound class, a class the use is outside "
         "of). Move the registration to module level above the block, then migrate again.",
         messages={
-            "out_of_sight": Message(
-                "the gradient registered as {name} is defined where this block cannot see it: move it to module "
-                "level and migrate again"),
+            "out_of_sight": Message(_OUT_OF_SIGHT),
             "out_of_sight_in_class": Message(
-                "the gradient registered as {name} is defined where this block cannot see it: move it to module "
-                "level and migrate again",
+                _OUT_OF_SIGHT,
                 "A class body's gradient function is called as `Class.function` only from the methods of a plain, "
                 "undecorated module-level class bound once."),
             "after_block": Message(
@@ -265,7 +267,7 @@ TABLE: dict[str, Code] = {
             "name_value": Message(
                 "`name={value}` in `{call}` is not a plain name, attribute or literal the generated function can "
                 "read; rewrite it by hand with @tf.custom_gradient"),
-                    "operator_unalike": Message(
+            "operator_unalike": Message(
                 "`{function}` is the gradient of ops made by an operator (`a - b`) and used unalike: rewrite these "
                 "with @tf.custom_gradient",
                 "Here {why}; the tool wraps an operator only for a registration used alike everywhere."),
@@ -302,7 +304,7 @@ TABLE: dict[str, Code] = {
             "kept_by": Message(
                 "the gradient registered as {name} in {file} is kept as it is: {why} (in {origin})", "{details}"),
             "use_not_migrated": Message("its use in {file} is not migrated ({why})", "{details}"),
-                    "runtime_kept": Message(
+            "runtime_kept": Message(
                 "a block moved onto tf_grl_migrate.gradient_override_map (--use-runtime) may name this "
                 "registration, so it is kept as it is"),
         }),
@@ -474,13 +476,11 @@ TABLE: dict[str, Code] = {
             "phantom_keys": Message(
                 "note: {keys} in this map is no op type, so TF1 overrode nothing for it; if another gradient was "
                 "meant, write that gradient with @tf.custom_gradient",
-                "Op types are CamelCase, such as 'Cast' or 'Maximum'; the migrated code overrides nothing for it "
-                "either."),
+                _NOT_CAMEL_CASE),
             "phantom_keys_like": Message(
                 "note: {keys} in this map is no op type, so TF1 overrode nothing for it; if '{meant}' ops was "
                 "meant, write that gradient with @tf.custom_gradient",
-                "Op types are CamelCase, such as 'Cast' or 'Maximum'; the migrated code overrides nothing for it "
-                "either."),
+                _NOT_CAMEL_CASE),
         }),
     "GRL204": Code(
         "note: the code a migrated site runs uses a TensorFlow name TF2 has in no form", NOTE, NOTE_SEVERITY,
@@ -489,10 +489,10 @@ TABLE: dict[str, Code] = {
         "`tf.compat.v1` (`tf.variable_scope`, `tf.get_default_graph`), and names this one for a hand.",
         messages={
             "tf2_lacks": Message(
-                "note: `{name}` runs where the migrated code does and TF2 lacks it: rewrite that line for TF2",
+                _TF2_LACKS,
                 "TensorFlow 2 has no {qualified} in any form."),
             "tf2_lacks_removed": Message(
-                "note: `{name}` runs where the migrated code does and TF2 lacks it: rewrite that line for TF2",
+                _TF2_LACKS,
                 "TensorFlow 2 has no {qualified} in any form (it was removed in 1.0)."),
         }),
     "GRL205": Code(
@@ -621,7 +621,7 @@ TABLE: dict[str, Code] = {
         messages={
             "too_large": Message(
                 "skipped: {error}, over the {limit} MiB a file may have; if it is code to migrate, split it"),
-                    "port": Message("the migrated file {path}: {why}"),
+            "port": Message("the migrated file {path}: {why}"),
         }),
 }
 CODES = {code: entry.title for code, entry in TABLE.items()}  # code -> title (what docs and --explain show)

@@ -338,11 +338,11 @@ class Positions:
 
     The line where the innermost statement holding the node starts is counted from the walk's
     record: the line breaks written before it in pre-order (``breaks_before``), which meets
-    every token whose code comes before the statement's. The provider then
-    runs on that statement alone, inside ``if _:`` blocks indented as its own blocks are (so
-    every column is the one it has in the module); a compound statement asked for itself, or
-    whose header holds the node, is given a one-line body. A node the walk did not record
-    (layout) is placed by the provider's pass over the whole module."""
+    every token whose code comes before the statement's. The provider then runs on that
+    statement alone, inside ``if _:`` blocks indented as its own blocks are (so every column is
+    the one it has in the module); a compound statement asked for itself, or whose header holds
+    the node, is given a one-line body. A node the walk did not record (layout) is placed by the
+    provider's pass over the whole module."""
 
     def __init__(self, module: cst.Module, parents: NodeMap, breaks_before: Callable[[cst.CSTNode], int]) -> None:
         self.module, self.parents, self._breaks_before = module, parents, breaks_before
@@ -378,11 +378,8 @@ class Positions:
             found = self._statements[(id(statement), header)] = (positions, alone, len(blocks))
         positions, alone, depth = found
         where = positions[alone if node is statement else node].start
-        return self._line(statement) + where.line - 1 - depth, where.column
-
-    def _line(self, statement: cst.CSTNode) -> int:
-        """The line ``statement``'s code (its leading lines included) starts on."""
-        return 1 + self._breaks_before(statement)
+        # the line the statement's code (its leading lines included) starts on, then within it
+        return 1 + self._breaks_before(statement) + where.line - 1 - depth, where.column
 
     def _public(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._provider is None:

@@ -557,13 +557,15 @@ def emit(builder: Converting, reg: Registration) -> list[Edit]:
     output = fresh_name("y", used) if reg.uses_output else None
     grad_fn = fresh_name("grad_fn", used)
     edits: list[Edit] = [DropStatement(line) for line in reg.dropped]
+    outputs = [output] if output is not None else []  # named where the body reads op.outputs (uses_output)
     for sub, (kind, index) in reg.op_refs.items():
+        names = inputs if kind == "in" else outputs
         if index is None:  # the whole op.inputs / op.outputs
-            edits.append(Rename(sub, f"[{', '.join(inputs) if kind == 'in' else output}]"))
-            continue
-        if kind == "in" and index >= conversion.arity:
-            raise SafetyError(f"op.inputs[{index}] of a {conversion.arity}-input op")
-        edits.append(OpRef(sub, inputs[index] if kind == "in" else str(output)))  # reads op.outputs: has one
+            edits.append(Rename(sub, f"[{', '.join(names)}]"))
+        elif index < len(names):
+            edits.append(OpRef(sub, names[index]))
+        else:
+            raise SafetyError(f"op.{'inputs' if kind == 'in' else 'outputs'}[{index}] of a {conversion.arity}-input op")
     grad_param = fdef.params.params[1].name.value
     defined = builder.callable_name(reg) if reg.rename else fdef.name.value
     if reg.maker:  # def f(forward, name=None): @custom_gradient def wrapped(a, b): ...; return wrapped
