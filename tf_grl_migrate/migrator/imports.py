@@ -18,7 +18,7 @@ from typing import Callable
 import libcst as cst
 
 from ..knowledge import ops
-from .nodes import bound_name, code_of, fresh_name, is_import_line, parsed_statement
+from .nodes import Statement, bound_name, code_of, fresh_name, is_import_line, parsed_statement
 from .safety import SafetyError
 
 RUNTIME = "tf_grl_migrate"
@@ -101,7 +101,7 @@ class Imports:
         self.dropped.setdefault(node, set()).add(name)
 
     # -- what the rewrite applies ------------------------------------------------------------------
-    def statements(self) -> list[cst.BaseStatement]:
+    def statements(self) -> list[Statement]:
         """The import statements to insert after the module's leading imports."""
         return [parsed_statement(line + "\n") for line in self._lines]
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import Union
 
 import libcst as cst
 
 from . import precheck
 from .scopes import ClassScope, Scope
 from .traversal import NodeMap, QuickVisitor
+
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseStatement's two kinds
 
 
 def code_of(node: cst.CSTNode) -> str:
@@ -26,7 +29,7 @@ def quoted(node: cst.CSTNode) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def parsed_statement(source: str) -> cst.BaseStatement:
+def parsed_statement(source: str) -> Statement:
     """``cst.parse_statement``, once per text: the generated code repeats a few templates, and a
     libcst node is immutable, so one parsed node serves every module that needs that text."""
     return cst.parse_statement(source)

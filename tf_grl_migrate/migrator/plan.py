@@ -251,6 +251,7 @@ class Conversion:
     registration is its Registration, which the rewrite only reads)."""
 
     callable_name: str = ""  # what call sites call after the rewrite
-    forward: cst.BaseExpression | None = None  # the callable (or operator) that creates the overridden op
+    # the callable (or operator) that creates the overridden op
+    forward: cst.BaseExpression | cst.BaseBinaryOp | None = None
     arity: int = 1
     name_keyword: str | None = None  # the `name=` the overridden op was created with (a literal)

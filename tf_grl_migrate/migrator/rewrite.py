@@ -5,7 +5,8 @@ dead-code and import edits (libcst only here and in the idioms)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Union
 
 import libcst as cst
 
@@ -14,6 +15,7 @@ from . import facts, idioms
 from .analysis import Planner
 from .imports import Imports
 from .nodes import (
+    Statement,
     bound_name,
     code_of,
     fresh_name,
@@ -30,6 +32,8 @@ from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
 from .traversal import NodeMap, Quick
 
+_Importing = Union[cst.Import, cst.ImportFrom]
+
 
 class Rewriter(Quick, cst.CSTTransformer):
     def __init__(self, plan: Plan, parents: NodeMap | None = None):
@@ -39,16 +43,16 @@ class Rewriter(Quick, cst.CSTTransformer):
         self.carriers: set[int] = set()  # ids of markers that carry a dissolved block's trailing comments
         self.path = _path_to_edits(plan, parents) if parents is not None else None
 
-    def on_visit(self, node):
+    def on_visit(self, node: cst.CSTNode) -> bool:
         """Only the nodes the plan edits and those above them are walked: the rest of the module
         comes back as it is (every ``leave_`` here returns an untouched node unchanged)."""
         return self.path is None or node in self.path
 
-    def leave_Attribute(self, original, updated):
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         new = self.plan.renames.get(original)
         return parsed_expression(new) if new else updated
 
-    def leave_Arg(self, original, updated):
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         keyword = self.plan.keywords.get(original)
         if keyword is None:
             return updated
@@ -56,25 +60,27 @@ class Rewriter(Quick, cst.CSTTransformer):
             return updated.with_changes(keyword=cst.Name(keyword))
         return updated.with_changes(keyword=cst.Name(keyword), equal=tight_equal())
 
-    def leave_Subscript(self, original, updated):
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         ref = self.plan.op_refs.get(original)
         return cst.Name(ref) if ref else updated
 
-    def leave_Call(self, original, updated):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         build = self.plan.calls.get(original)
         return build(updated) if build else updated
 
-    def leave_BinaryOperation(self, original, updated):
+    def leave_BinaryOperation(self, original: cst.BinaryOperation,
+                              updated: cst.BinaryOperation) -> cst.BaseExpression:
         build = self.plan.calls.get(original)
         return build(updated) if build else updated
 
-    def leave_FunctionDef(self, original, updated):
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.BaseStatement:
         if original in self.plan.removed_defs:
             return self._marker(updated)
         build = self.plan.defs.get(original)
         return build(updated) if build else updated
 
-    def leave_With(self, original, updated):
+    def leave_With(self, original: cst.With,
+                   updated: cst.With) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         items = self.plan.with_items.get(original)
         if items is None:
             return updated
@@ -96,15 +102,17 @@ class Rewriter(Quick, cst.CSTTransformer):
         stmts[0] = self._relead(stmts[0], (*lines, *stmts[0].leading_lines))
         return cst.FlattenSentinel(stmts)
 
-    def leave_Import(self, original, updated):
+    def leave_Import(self, original: cst.Import,
+                     updated: cst.Import) -> cst.BaseSmallStatement | cst.RemovalSentinel:
         return self._drop_aliases(original, updated)
 
-    def leave_ImportFrom(self, original, updated):
+    def leave_ImportFrom(self, original: cst.ImportFrom,
+                         updated: cst.ImportFrom) -> cst.BaseSmallStatement | cst.RemovalSentinel:
         return self._drop_aliases(original, updated)
 
-    def _drop_aliases(self, original, updated):
+    def _drop_aliases(self, original: _Importing, updated: _Importing) -> cst.BaseSmallStatement | cst.RemovalSentinel:
         dead = self.plan.imports.dropped.get(original)
-        added = self.plan.imports.joined.get(original, [])
+        added = self.plan.imports.joined.get(original, []) if isinstance(original, cst.ImportFrom) else []
         if not (dead or added) or isinstance(updated.names, cst.ImportStar):
             return updated
         kept = [a for a in updated.names if bound_name(a) not in (dead or ())]
@@ -118,7 +126,8 @@ class Rewriter(Quick, cst.CSTTransformer):
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(names=kept)
 
-    def leave_SimpleStatementLine(self, original, updated):
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.BaseStatement:
         if not updated.body:  # every import name on the line was dropped
             return self._marker(updated)
         if original in self.plan.removed_stmts:
@@ -126,7 +135,7 @@ class Rewriter(Quick, cst.CSTTransformer):
         replacement = self.plan.replace_stmts.get(original)
         return replacement if replacement is not None else updated
 
-    def _carrier(self, block) -> list:
+    def _carrier(self, block: cst.BaseSuite) -> list[cst.SimpleStatementLine]:
         """The comments after a dissolved block's last statement (libcst keeps them in the block's
         footer) ride on a marker, which hands them to the next statement at the new indentation."""
         footer = getattr(block, "footer", ())
@@ -136,35 +145,39 @@ class Rewriter(Quick, cst.CSTTransformer):
         self.carriers.add(id(carrier))
         return [carrier]
 
-    def _marker(self, stmt):
+    def _marker(self, stmt: Statement) -> cst.SimpleStatementLine:
         # A removed statement stays as a marker until its block is rebuilt, so that the blank
         # lines that separated it from its neighbours can be given to the next statement.
         marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=stmt.leading_lines)
         self.markers[id(marker)] = marker  # keep it alive: its id must not be reused
         return marker
 
-    def _relead(self, stmt, lines):
+    def _relead(self, stmt: Statement, lines: Sequence[cst.EmptyLine]) -> Statement:
         new = stmt.with_changes(leading_lines=lines)
         if id(stmt) in self.markers:
             self.markers[id(new)] = new
         return new
 
-    def leave_If(self, original, updated):
+    def leave_If(self, original: cst.If,
+                 updated: cst.If) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         if original in self.plan.hoisted_ifs:
             body = [*updated.body.body, *self._carrier(updated.body)]
             body[0] = self._relead(body[0], (*updated.leading_lines, *body[0].leading_lines))
             return cst.FlattenSentinel(body)
         return updated
 
-    def _fix_block(self, body):
+    def _fix_block(self, body: Sequence[cst.BaseStatement]) -> tuple[list[Statement], list[cst.EmptyLine]]:
         """Drop the markers; returns (statements, comment lines left with nothing after them).
 
         Comments never go with what the rewrite removes: a carrier's (a dissolved block's trailing
         comments) and those above a removed statement (``# use a straight-through estimator`` over
         ``g = tf.get_default_graph()``) move, with their blank lines, to the next statement."""
-        out: list = []
-        pending, removed_first, carried = None, False, []
+        out: list[Statement] = []
+        carried: list[cst.EmptyLine] = []
+        pending: list[cst.EmptyLine] | None = None
+        removed_first = False
         for stmt in body:
+            assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # libcst types it wider
             commented = any(line.comment is not None for line in stmt.leading_lines)
             if id(stmt) in self.carriers or (id(stmt) in self.markers and commented):
                 removed_first = removed_first or (not out and id(stmt) not in self.carriers)
@@ -190,7 +203,7 @@ class Rewriter(Quick, cst.CSTTransformer):
             pending = None
         return out, carried
 
-    def leave_IndentedBlock(self, original, updated):
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.BaseSuite:
         if not any(id(s) in self.markers for s in updated.body):
             return updated
         body, carried = self._fix_block(list(updated.body))
@@ -202,7 +215,7 @@ class Rewriter(Quick, cst.CSTTransformer):
                 carried = []
         return updated.with_changes(body=body, footer=(*carried, *updated.footer))
 
-    def leave_Module(self, original, updated):
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         body = list(updated.body)
         new = self.plan.imports.statements()
         if new:
@@ -216,7 +229,7 @@ class Rewriter(Quick, cst.CSTTransformer):
         return updated.with_changes(body=body, footer=(*footer, *updated.footer))
 
 
-def _path_to_edits(plan: Plan, parents: NodeMap) -> set:
+def _path_to_edits(plan: Plan, parents: NodeMap) -> set[cst.CSTNode]:
     """Every node the plan edits, and every node above one."""
     edited = {
         *plan.op_refs,
@@ -240,7 +253,7 @@ def _path_to_edits(plan: Plan, parents: NodeMap) -> set:
     return path
 
 
-def _import_insertion_point(body, markers) -> int:
+def _import_insertion_point(body: Sequence[cst.BaseStatement], markers: dict[int, object]) -> int:
     """After the module's leading imports (docstring first; removed statements are transparent)."""
     at = 1 if body and is_docstring(body[0]) else 0
     for index, stmt in enumerate(body):
@@ -252,7 +265,7 @@ def _import_insertion_point(body, markers) -> int:
     return at
 
 
-def _renamer(name: str):
+def _renamer(name: str) -> Callable[[cst.Call], cst.Call]:
     """The call of the custom-gradient function: same positional inputs; `name=` now lives inside it
     (tf.custom_gradient functions take no keywords in graph mode)."""
     def build(updated: cst.Call) -> cst.Call:
@@ -263,7 +276,7 @@ def _renamer(name: str):
     return build
 
 
-def _maker_call(head: str, forward: str):
+def _maker_call(head: str, forward: str) -> Callable[[cst.Call], cst.Call]:
     """``tf.minimum(a, b, name=n)`` -> ``head(tf.minimum, name=n)(a, b)``: a maker (or the one a name
     picks) builds the custom-gradient function around the op the call made (``forward``, spelled
     for TF2)."""
@@ -277,7 +290,7 @@ def _maker_call(head: str, forward: str):
     return build
 
 
-def _operator_call(name: str):
+def _operator_call(name: str) -> Callable[[cst.BinaryOperation], cst.Call]:
     """``a * b`` -> ``name(a, b)``: the operator's op now lives inside the custom-gradient function."""
     def build(updated: cst.BinaryOperation) -> cst.Call:
         return cst.Call(func=cst.Name(name), args=[cst.Arg(updated.left), cst.Arg(updated.right)],
@@ -313,7 +326,7 @@ class Builder:
         """The name this module has for ``module`` (imported where it has none)."""
         return self.plan.imports.module(module)
 
-    def spelled(self, func) -> str:
+    def spelled(self, func: cst.BaseExpression) -> str:
         """An op callable as the generated TF2 code must spell it: a TF1 name TF2 lacks
         (``tf.ceil``, ``tf.random_uniform``) becomes its ``tf.compat.v1`` twin, the very object."""
         if isinstance(func, cst.Attribute):
@@ -366,7 +379,9 @@ class Builder:
             self.plan.apply(edit_module(self))
         return self.plan
 
-    def _site_call(self, site, call, op, target, calls_by_reg: dict, chosen: list) -> None:
+    def _site_call(self, site: Site, call: cst.Call | cst.BinaryOperation, op: ops.OpType,
+                   target: Registration | Dispatch | facts.External, calls_by_reg: dict[Registration, list],
+                   chosen: list) -> None:
         """One call of a block that makes a mapped op: pointed at what an idiom converts it to,
         or noted with the registrations it uses (``calls_by_reg``) and, for a maker or a choice,
         in ``chosen``."""
@@ -417,7 +432,7 @@ class Builder:
         return self.p.accepted_own()
 
     # -- code that only served the override --------------------------------------------------
-    def is_dead(self, node) -> bool:
+    def is_dead(self, node: cst.CSTNode | None) -> bool:
         while node is not None:
             if id(node) in self.plan.live:
                 return False
@@ -426,7 +441,7 @@ class Builder:
             node = self.p.parents.get(node)
         return False
 
-    def remove_dead_code(self):
+    def remove_dead_code(self) -> None:
         """Remove assignments whose every use was removed (graph lookups, name building, counters
         that only served the override), transitively, then the imports only they used."""
         changed, imports = True, set()
@@ -452,7 +467,7 @@ class Builder:
                         changed = True
         self.remove_dead_imports(imports)
 
-    def remove_dead_imports(self, candidates):
+    def remove_dead_imports(self, candidates: Iterable[ImportAssignment]) -> None:
         """Drop import names whose every use was removed, unless the rewrite itself uses them (the
         TensorFlow alias of @tf.custom_gradient). Decided here, from the original module's scope
         analysis, instead of running libcst's RemoveImportsVisitor (a second full analysis)."""
@@ -463,6 +478,7 @@ class Builder:
                 continue
             if isinstance(ref.scope, GlobalScope) and self.p.handed_on(ref.name):
                 continue  # `from this_module import *` elsewhere may hand it on: consumers we cannot see
+            assert isinstance(ref.node, (cst.Import, cst.ImportFrom))  # what bindings.py binds an import with
             self.plan.imports.drop(ref.node, ref.name)
 
 

@@ -15,7 +15,7 @@ from .verdicts import Refusal
 
 @dataclass(eq=False)
 class Registration:
-    name_key: tuple
+    name_key: tuple | None  # None: a name no key identifies (facts.key), which no use matches
     fdef: cst.FunctionDef | None  # the gradient function (op, grad); None: not found (refused)
     kind: str  # "decorator" | "call" | "factory"
     name_expr: cst.BaseExpression  # the name it registers, as written

@@ -4,20 +4,21 @@ gradients are computed (the older recipe beside the runtime map, ``override_map.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 import tensorflow as tf
 
 __all__ = ["override_gradients"]
 
 
-_ABSENT = object()
+_ABSENT: Any = object()  # no registry entry (a sentinel: entries are dicts)
 _OVERRIDES_LOCK = threading.RLock()
-_ACTIVE: list[tuple] = []  # [(token, {op type: registry entry})], innermost last
+_ACTIVE: list[tuple[object, dict[str, dict[str, Any]]]] = []  # [(token, {op type: registry entry})], innermost last
 _ORIGINALS: dict[str, Any] = {}  # op type -> its registry entry before the first active override (or _ABSENT)
 
 
-def _gradient_registry():
+def _gradient_registry() -> tuple[dict[str, dict[str, Any]], str, str]:
     """TensorFlow's gradient registry: (table, type tag, location tag). It is the one
     TensorFlow-internal structure override_gradients relies on; anything else raises one error
     that names the TensorFlow version."""
@@ -43,7 +44,7 @@ def _gradient_registry():
     return table, type_tag, location_tag
 
 
-def _is_op_type(name):
+def _is_op_type(name: str) -> bool:
     from tensorflow.python.framework import op_def_registry
 
     return op_def_registry.get(name) is not None
@@ -57,13 +58,13 @@ class _TapeOp:
 
     __slots__ = ("_op",)
 
-    def __init__(self, op):
+    def __init__(self, op: tf.Operation) -> None:
         self._op = op
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._op, name)
 
-    def _kept(self, what):
+    def _kept(self, what: str) -> list[tf.Tensor]:
         value = getattr(self._op, what)
         if value is None:
             raise ValueError(
@@ -75,18 +76,18 @@ class _TapeOp:
         return value
 
     @property
-    def inputs(self):
+    def inputs(self) -> list[tf.Tensor]:
         return self._kept("inputs")
 
     @property
-    def outputs(self):
+    def outputs(self) -> list[tf.Tensor]:
         return self._kept("outputs")
 
 
-def _tape_safe(function):
+def _tape_safe(function: Callable[..., Any]) -> Callable[..., Any]:
     from .override_map import call_as_tf1  # run as TF1 ran it: in a graph
 
-    def gradient(op, *grads):
+    def gradient(op: tf.Operation, *grads: tf.Tensor) -> Any:
         inputs, outputs = op.inputs, op.outputs
         if inputs is None or outputs is None:
             op = _TapeOp(op)
@@ -97,7 +98,8 @@ def _tape_safe(function):
     return gradient
 
 
-def _resolve_overrides(op_type_map, table, type_tag, location_tag):
+def _resolve_overrides(op_type_map: object, table: dict[str, dict[str, Any]], type_tag: str,
+                       location_tag: str) -> dict[str, dict[str, Any]]:
     """{op type: registry entry}, every key and value checked before anything changes."""
     if not isinstance(op_type_map, dict):
         raise TypeError(f"override_gradients takes a dict {{op type: gradient}}, got {type(op_type_map).__name__}")
@@ -125,7 +127,7 @@ def _resolve_overrides(op_type_map, table, type_tag, location_tag):
     return resolved
 
 
-def _apply(table, op_types):
+def _apply(table: dict[str, dict[str, Any]], op_types: Iterable[str]) -> None:
     """Point each op type at the innermost active override, or back at TensorFlow's own entry."""
     for op_type in op_types:
         entry = next((m[op_type] for _, m in reversed(_ACTIVE) if op_type in m), _ABSENT)
@@ -166,11 +168,11 @@ class override_gradients:  # lower case: used like a function, `with override_gr
 
     __slots__ = ("_map", "_token")
 
-    def __init__(self, op_type_map):
+    def __init__(self, op_type_map: dict[str, str | Callable[..., Any]]) -> None:
         self._map = op_type_map
-        self._token = None
+        self._token: object | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> override_gradients:
         if self._token is not None:
             raise RuntimeError("this override_gradients block is already active; create a new one to nest")
         with _OVERRIDES_LOCK:
@@ -184,7 +186,7 @@ class override_gradients:  # lower case: used like a function, `with override_gr
             self._token = token
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         if self._token is None:
             raise RuntimeError("this override_gradients block is left but was never entered (or was left already): "
                                "call __enter__() first, or use it in a `with` statement")

@@ -40,7 +40,8 @@ import functools
 import sys
 import threading
 import types
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple, Optional
 
 import tensorflow as tf
 
@@ -48,8 +49,11 @@ from ..knowledge.ops import PY_FUNC_TYPES  # op types created only in graphs
 
 _STATE = threading.local()  # per thread: .owner (its blocks), .busy, .skip (a record to drop)
 _THREADS_LOCK = threading.RLock()
-_ACTIVE: list = []  # the owners with an active block, any thread (for threads started inside a block)
-_PROFILE: list = []  # [the threading profile hook ours replaced] while a block is active anywhere
+Gradient = Callable[..., Any]  # a gradient function, (op, *output gradients) -> input gradients
+Mapped = tuple[Gradient, str]  # an op type's gradient under a block, and the name it is shown by
+Attrs = Optional[tuple[Any, ...]]  # an op's attributes as an op callback gets them: (name, value, ...)
+_ACTIVE: list[_Owner] = []  # the owners with an active block, any thread (for threads started inside a block)
+_PROFILE: list[Any] = []  # [the threading profile hook ours replaced] while a block is active anywhere
 
 
 class _Block:
@@ -57,7 +61,7 @@ class _Block:
 
     __slots__ = ("map", "variables", "made")
 
-    def __init__(self, resolved: dict):
+    def __init__(self, resolved: dict[str, Mapped]):
         self.map, self.variables, self.made = resolved, 0, 0  # {op type: (gradient function, name)}
 
 
@@ -76,14 +80,15 @@ class _Owner:
         self.stack: list[_Block] = []
         self.parent = parent
 
-    def blocks(self):
+    def blocks(self) -> Iterator[_Block]:
         """Every block whose map applies here, innermost first."""
         owner: _Owner | None = self
         while owner is not None:
             yield from reversed(owner.stack)
             owner = owner.parent
 
-    def on_op(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    def on_op(self, op_type: str | bytes, inputs: Sequence[tf.Tensor], attrs: Attrs, outputs: Sequence[tf.Tensor],
+              op_name: str | None = None, graph: tf.Graph | None = None) -> list[tf.Tensor] | None:
         return _callback(self, op_type, inputs, attrs, outputs, op_name, graph)
 
 
@@ -93,10 +98,11 @@ class _Ambiguous:
 
     __slots__ = ("owners",)
 
-    def __init__(self, owners):
+    def __init__(self, owners: list[_Owner]) -> None:
         self.owners = owners
 
-    def on_op(self, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+    def on_op(self, op_type: str | bytes, inputs: Sequence[tf.Tensor], attrs: Attrs, outputs: Sequence[tf.Tensor],
+              op_name: str | None = None, graph: tf.Graph | None = None) -> list[tf.Tensor] | None:
         if isinstance(op_type, bytes):
             op_type = op_type.decode()
         if not getattr(_STATE, "busy", False) and any(op_type in b.map for o in self.owners for b in o.blocks()):
@@ -108,11 +114,11 @@ class _Ambiguous:
         return None
 
 
-def _ours(callback) -> bool:
+def _ours(callback: object) -> bool:
     return isinstance(getattr(callback, "__self__", None), (_Owner, _Ambiguous))
 
 
-def _own_callbacks() -> list:
+def _own_callbacks() -> list[Callable[..., Any]]:
     """This thread's op callback list, made its own first: TensorFlow keeps the list per thread,
     and tf.distribute hands the very list object of the thread that calls ``strategy.run`` on to
     each replica thread, so adding to it there would add to the caller's too."""
@@ -127,7 +133,7 @@ def _owner_here() -> _Owner:
     owner = getattr(_STATE, "owner", None)
     if owner is not None:
         return owner
-    inherited = [cb.__self__ for cb in _own_callbacks() if isinstance(getattr(cb, "__self__", None), _Owner)]
+    inherited = [o for cb in _own_callbacks() if isinstance(o := getattr(cb, "__self__", None), _Owner)]
     owner = _STATE.owner = _Owner(inherited[-1] if inherited else None)
     _internals().add_op_callback(owner.on_op)
     return owner
@@ -152,7 +158,7 @@ def _retire(owner: _Owner) -> None:
                 threading.setprofile(previous)
 
 
-def _started_in_a_block(frame, event, arg):
+def _started_in_a_block(frame: types.FrameType, event: str, arg: object) -> None:
     """The profile hook ``threading`` runs first in every thread started while a block is active
     anywhere: the new thread gets the callback of the one thread with active blocks (TF1's map
     was the graph's, whichever thread made the op), or, with several, one that refuses to guess.
@@ -226,7 +232,7 @@ def _internals() -> _TF:
                record.record_operation, FuncGraph, marks_return, context.context, execute)
 
 
-def _made_by_tf_function(depth=16) -> bool:
+def _made_by_tf_function(depth: int = 16) -> bool:
     """Whether the op being created is one of the identities ``tf.function`` adds to hand its
     outputs back (``AutomaticControlDependencies.mark_as_return``): TensorFlow's machinery, not
     code of the block's, so no map applies to it (a map entered eagerly around the first call of
@@ -248,11 +254,12 @@ class GraphOp:
 
     __slots__ = ("inputs", "outputs", "type", "name", "_attrs")
 
-    def __init__(self, op_type, inputs, outputs, attrs, name):
+    def __init__(self, op_type: str, inputs: Sequence[tf.Tensor], outputs: Sequence[tf.Tensor], attrs: Attrs,
+                 name: str | None) -> None:
         self.type, self.inputs, self.outputs, self.name = op_type, list(inputs), list(outputs), name
         self._attrs = dict(zip(attrs[::2], attrs[1::2])) if attrs else {}
 
-    def get_attr(self, name):
+    def get_attr(self, name: str) -> Any:
         op = self._graph_op()
         if op is not None:  # created in a graph: the real op answers, as TF1's did
             return op.get_attr(name)
@@ -263,7 +270,7 @@ class GraphOp:
             return value
         return tf.dtypes.as_dtype(value) if name in ("T", "dtype", "DstT", "SrcT") and isinstance(value, int) else value
 
-    def _graph_op(self):
+    def _graph_op(self) -> tf.Operation | None:
         if not self.outputs:
             return None
         try:
@@ -272,10 +279,10 @@ class GraphOp:
             return None
 
     @property
-    def graph(self):
+    def graph(self) -> tf.Graph | None:
         return getattr(self.outputs[0], "graph", None) if self.outputs else None
 
-    def __getattr__(self, name):  # only for what the slots and methods above do not offer
+    def __getattr__(self, name: str) -> Any:  # only for what the slots and methods above do not offer
         raise AttributeError(
             f"the op a gradient receives under tf_grl_migrate.gradient_override_map offers inputs, outputs, "
             f"type, name, get_attr and graph; `op.{name}` is a TF1 tf.Operation's only (it exists when the "
@@ -289,26 +296,27 @@ class _OpInGraph:
 
     __slots__ = ("_op", "_inputs", "_outputs")
 
-    def __init__(self, op, inputs, outputs):
+    def __init__(self, op: Any, inputs: list[tf.Tensor] | None, outputs: list[tf.Tensor] | None) -> None:
         self._op, self._inputs, self._outputs = op, inputs, outputs
 
     @property
-    def inputs(self):  # None where an eager tape kept none: the op's own answer (its error) then
+    def inputs(self) -> list[tf.Tensor]:  # None where an eager tape kept none: the op's own answer (its error) then
         return self._op.inputs if self._inputs is None else self._inputs
 
     @property
-    def outputs(self):
+    def outputs(self) -> list[tf.Tensor]:
         return self._op.outputs if self._outputs is None else self._outputs
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._op, name)
 
 
 _EAGER_DIFFERS = PY_FUNC_TYPES | {"EagerPyFunc"}  # ops whose Python wrappers return another structure eagerly
-_RUNS_ALIKE: dict = {}  # (gradient function, op type) -> whether it makes none of those ops
+_RUNS_ALIKE: dict[tuple[Gradient, str], bool] = {}  # (gradient function, op type) -> whether it makes none of those ops
 
 
-def call_as_tf1(function, op, inputs, outputs, dys):
+def call_as_tf1(function: Gradient, op: Any, inputs: list[tf.Tensor] | None, outputs: list[tf.Tensor] | None,
+                dys: Sequence[tf.Tensor]) -> Any:
     """``function(op, *dys)`` with what TF1 gave it. TF1 built every gradient function into a
     graph; eagerly, the calls that answer otherwise are the py_func family (``tf.compat.v1.py_func``
     returns a bare tensor for a one-element ``Tout`` list, so a legacy ``[0]`` takes a row). So a
@@ -324,7 +332,7 @@ def call_as_tf1(function, op, inputs, outputs, dys):
     if alike:
         return function(op, *dys)
 
-    def in_graph(inputs, outputs, dys):
+    def in_graph(inputs: list[tf.Tensor] | None, outputs: list[tf.Tensor] | None, dys: list[tf.Tensor]) -> Any:
         return function(_OpInGraph(op, inputs, outputs), *dys)
 
     traced = tf.function(in_graph, autograph=False)
@@ -339,13 +347,13 @@ def call_as_tf1(function, op, inputs, outputs, dys):
     return traced(*args)
 
 
-def _op_types(graph) -> set:
+def _op_types(graph: tf.Graph) -> set[str]:
     """The op types of a graph and of the functions it holds (a py_func in a ``tf.cond`` branch)."""
     definition = graph.as_graph_def()
     return {n.op for n in definition.node} | {n.op for f in definition.library.function for n in f.node_def}
 
 
-def _resolve(op_type_map) -> dict:
+def _resolve(op_type_map: object) -> dict[str, Mapped]:
     """{op type: (gradient function(op, *grads), shown name)}, every entry checked before anything
     changes."""
     from tensorflow.python.framework import op_def_registry
@@ -353,7 +361,7 @@ def _resolve(op_type_map) -> dict:
     if not isinstance(op_type_map, dict):
         raise TypeError(f"gradient_override_map takes a dict {{op type: gradient}}, got {type(op_type_map).__name__}")
     lookup = _internals().lookup
-    resolved = {}
+    resolved: dict[str, Mapped] = {}
     for op_type, target in op_type_map.items():
         if not isinstance(op_type, str):
             raise TypeError(f"gradient_override_map: op type keys must be strings, got {op_type!r}")
@@ -376,21 +384,23 @@ def _resolve(op_type_map) -> dict:
     return resolved
 
 
-def _innermost(owner: _Owner, op_type):
+def _innermost(owner: _Owner, op_type: str) -> Mapped | None:
     for block in owner.blocks():
         if op_type in block.map:
             return block.map[op_type]
     return None
 
 
-def _legacy_graph():
+def _legacy_graph() -> tf.Graph | None:
     """The default graph where it is a legacy ``tf.compat.v1`` one (not eager, not a ``tf.function``'s
     graph), where TF1's own map works; None elsewhere."""
     current = tf.compat.v1.get_default_graph()
     return None if tf.executing_eagerly() or isinstance(current, _internals().func_graph) else current
 
 
-def _callback(owner: _Owner, op_type, inputs, attrs, outputs, op_name=None, graph=None):
+def _callback(owner: _Owner, op_type: str | bytes, inputs: Sequence[tf.Tensor], attrs: Attrs,
+              outputs: Sequence[tf.Tensor], op_name: str | None = None,
+              graph: tf.Graph | None = None) -> list[tf.Tensor] | None:
     """After an op ran eagerly: a mapped one is recorded with the mapped gradient. After a mapped
     op was created in a graph: its outputs, handed on through a custom-gradient link whose
     gradient is the mapped one (eagerly, TensorFlow ignores what a callback returns). ``owner``:
@@ -435,11 +445,12 @@ def _callback(owner: _Owner, op_type, inputs, attrs, outputs, op_name=None, grap
     return linked
 
 
-def _backward(function, op_type, inputs, outputs, attrs, op_name, positions=None):
+def _backward(function: Gradient, op_type: str, inputs: Sequence[tf.Tensor], outputs: Sequence[tf.Tensor],
+              attrs: Attrs, op_name: str | None, positions: list[int] | None = None) -> Callable[..., list[Any]]:
     """The mapped gradient as a backward function: output gradients in, one gradient per input
     (``positions``: of those inputs only) out."""
 
-    def backward(*dys):
+    def backward(*dys: tf.Tensor) -> list[Any]:
         op = GraphOp(op_type, inputs, outputs, attrs, op_name)
         result = call_as_tf1(function, op, op.inputs, op.outputs, dys)
         result = list(result) if isinstance(result, (list, tuple)) else [result]
@@ -451,7 +462,8 @@ def _backward(function, op_type, inputs, outputs, attrs, op_name, positions=None
     return backward
 
 
-def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
+def _record_eagerly(function: Gradient, op_type: str, inputs: Sequence[tf.Tensor], outputs: Sequence[tf.Tensor],
+                    attrs: Attrs, slow_path: bool) -> None:
     """An eager op just ran: record it on the active tapes with the mapped gradient. TensorFlow's
     fast path recorded it with its ordinary gradient before calling back: the tapes keep the
     later record of the same outputs. Its Python path (``slow_path``, an op whose inputs needed
@@ -461,13 +473,14 @@ def _record_eagerly(function, op_type, inputs, outputs, attrs, slow_path):
     tape_set, record_operation = _internals().tape_set, _internals().record_operation
     if tape_set.TFE_Py_TapeSetIsStopped() or tape_set.TFE_Py_TapeSetIsEmpty():
         return
-    inputs, outputs = list(inputs), list(outputs)
-    record_operation(op_type, outputs, inputs, _backward(function, op_type, inputs, outputs, attrs, None))
+    kept_inputs, kept_outputs = list(inputs), list(outputs)
+    record_operation(op_type, kept_outputs, kept_inputs,
+                     _backward(function, op_type, kept_inputs, kept_outputs, attrs, None))
     if slow_path:  # TensorFlow records the op after this callback: its ordinary record must not land
-        _skip_next_record(outputs)
+        _skip_next_record(kept_outputs)
 
 
-def _skip_next_record(outputs) -> None:
+def _skip_next_record(outputs: Sequence[tf.Tensor]) -> None:
     """Keep TensorFlow's own recording of the op just handled off the tapes: generated op wrappers
     record it right after its callbacks (``execute.record_gradient``), with its ordinary gradient
     (and, in a graph, as producing the outputs the callback returned). That one record, of these
@@ -476,7 +489,7 @@ def _skip_next_record(outputs) -> None:
     _STATE.skip = outputs[0] if outputs else None
 
 
-def _record_gradient(op_name, inputs, attrs, outputs):
+def _record_gradient(op_name: str, inputs: Sequence[tf.Tensor], attrs: Attrs, outputs: Sequence[tf.Tensor]) -> Any:
     """TensorFlow's ``execute.record_gradient``, less the one record :func:`_skip_next_record`
     asked to drop (a later record of other outputs clears the request)."""
     skip = getattr(_STATE, "skip", None)
@@ -487,7 +500,7 @@ def _record_gradient(op_name, inputs, attrs, outputs):
     return _RECORD[0](op_name, inputs, attrs, outputs)
 
 
-_RECORD: list = []  # [TensorFlow's record_gradient], once ours is in its place
+_RECORD: list[Callable[..., Any]] = []  # [TensorFlow's record_gradient], once ours is in its place
 
 
 def _install_record_filter() -> None:
@@ -497,14 +510,15 @@ def _install_record_filter() -> None:
         execute.record_gradient = _record_gradient
 
 
-def _linked(function, op_type, inputs, outputs, attrs, op_name):
+def _linked(function: Gradient, op_type: str, inputs: tuple[tf.Tensor, ...], outputs: tuple[tf.Tensor, ...],
+            attrs: Attrs, op_name: str | None) -> list[tf.Tensor] | None:
     differentiable = [t for t in inputs if t.dtype.is_floating or t.dtype.is_complex]
     if not differentiable:
         return None
     positions = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
 
     @tf.custom_gradient
-    def link(*xs):
+    def link(*xs: tf.Tensor) -> tuple[list[tf.Tensor], Callable[..., list[Any]]]:
         return [tf.identity(o) for o in outputs], _backward(function, op_type, inputs, outputs, attrs, op_name,
                                                             positions)
 
@@ -532,10 +546,11 @@ class gradient_override_map:  # lower case: used like TF1's, `with gradient_over
 
     __slots__ = ("_map", "_graph", "_entered")
 
-    def __init__(self, op_type_map, graph=None):
-        self._map, self._graph, self._entered = op_type_map, graph, None
+    def __init__(self, op_type_map: dict[str, str | Gradient], graph: tf.Graph | None = None) -> None:
+        self._map, self._graph = op_type_map, graph
+        self._entered: tuple[str, Any] | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> gradient_override_map:
         if self._entered is not None:
             raise RuntimeError("this gradient_override_map block is already active; create a new one to nest")
         legacy = _legacy_graph()
@@ -562,7 +577,7 @@ class gradient_override_map:  # lower case: used like TF1's, `with gradient_over
         self._entered = ("callback", (owner, block))
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool | None:
         if self._entered is None:
             raise RuntimeError("this gradient_override_map block is left but was never entered (or was left "
                                "already): call __enter__() first, or use it in a `with` statement")
@@ -588,10 +603,10 @@ class gradient_override_map:  # lower case: used like TF1's, `with gradient_over
         return False
 
 
-_FUNCTIONS_REGISTERED: dict = {}
+_FUNCTIONS_REGISTERED: dict[int, str] = {}
 
 
-def _registered_name(target) -> str:
+def _registered_name(target: str | Gradient) -> str:
     """TF1 graph mode takes names: a function target is registered under a fresh name once."""
     if isinstance(target, str):
         return target
@@ -604,8 +619,9 @@ def _registered_name(target) -> str:
     return name
 
 
-def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # TF1's parameter names
-            override_types=("PyFunc", "PyFuncStateless")):
+def py_func(func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: bool = True,  # TF1's parameter names
+            name: str | None = None, grad: Gradient | None = None,
+            override_types: Sequence[str] = ("PyFunc", "PyFuncStateless")) -> Any:
     """TF1's recipe ``tf.RegisterGradient(name)(grad)`` + ``with g.gradient_override_map({"PyFunc":
     name}): tf.py_func(func, inp, Tout, stateful=..., name=...)``, in TF2: ``func`` runs on numpy
     arrays (``tf.numpy_function``) and ``grad(op, *output_grads)`` gives the gradients of ``inp``,
@@ -623,11 +639,11 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # TF1's param
     inputs = [tf.convert_to_tensor(x) for x in inp]
 
     @tf.custom_gradient
-    def forward(*xs):
+    def forward(*xs: tf.Tensor) -> tuple[Any, Callable[..., list[Any]]]:
         result = _returned_as_tf1(tf.numpy_function(func, list(xs), Tout, stateful=stateful, name=name), Tout)
         outputs = list(result) if isinstance(result, list) else [result]
 
-        def backward(*dys):
+        def backward(*dys: tf.Tensor) -> list[Any]:
             op = GraphOp(op_type, xs, outputs, (), name)
             got = call_as_tf1(grad, op, op.inputs, op.outputs, dys)
             got = list(got) if isinstance(got, (list, tuple)) else [got]
@@ -640,7 +656,7 @@ def py_func(func, inp, Tout, stateful=True, name=None, grad=None,  # TF1's param
     return forward(*inputs)
 
 
-def _returned_as_tf1(result, Tout):
+def _returned_as_tf1(result: Any, Tout: Any) -> Any:
     """What TF1's ``py_func`` returned: a list for a list or tuple ``Tout`` (of one dtype too), a
     tensor for one dtype. Eagerly ``tf.numpy_function`` returns a bare tensor for a one-element
     list, where a legacy ``py_func(...)[0]`` would take the first row."""

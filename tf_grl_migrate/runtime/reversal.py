@@ -13,7 +13,8 @@ import math
 import sys
 import threading
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Union
 
 try:
     import tensorflow as tf
@@ -29,9 +30,10 @@ import keras
 __all__ = ["DANNLambdaScheduler", "FlipGradientBuilder", "GradientReversal", "flip_gradient", "keras_classes"]
 
 _EagerTensor = type(tf.constant(0.0))
+Lambda = Union[float, tf.Tensor, tf.Variable]  # a reversal's scale: a number, a scalar tensor or variable
 
 
-def _scale_gradient(dy, scale):
+def _scale_gradient(dy: tf.Tensor | tf.IndexedSlices, scale: tf.Tensor) -> tf.Tensor | tf.IndexedSlices:
     """``dy * -scale`` in dy's dtype (negation is exact); IndexedSlices stay sparse."""
     if isinstance(dy, tf.IndexedSlices):
         values = dy.values * -tf.cast(scale, dy.values.dtype)
@@ -40,16 +42,16 @@ def _scale_gradient(dy, scale):
 
 
 @tf.custom_gradient
-def _reverse(x, scale):
+def _reverse(x: tf.Tensor, scale: tf.Tensor) -> tuple[tf.Tensor, Callable[[tf.Tensor], tuple[Any, None]]]:
     # Both arguments are plain tensors: a tf.Variable read inside a custom_gradient
     # function would make TensorFlow demand a `variables` argument in `grad`.
-    def grad(dy):
+    def grad(dy: tf.Tensor) -> tuple[Any, None]:
         return _scale_gradient(dy, scale), None
 
     return tf.identity(x), grad
 
 
-def _check_dtype(x):
+def _check_dtype(x: tf.Tensor) -> None:
     dtype = x.dtype
     if not (dtype.is_floating or dtype.is_complex):
         raise TypeError(
@@ -59,7 +61,7 @@ def _check_dtype(x):
         )
 
 
-def _scale(l):
+def _scale(l: Lambda) -> tf.Tensor:
     """l as a scalar tensor, read now (a tf.Variable is read at call time, never baked in)."""
     if isinstance(l, (int, float)) and not isinstance(l, bool):
         return tf.constant(float(l), dtype=tf.float64)
@@ -75,7 +77,7 @@ def _scale(l):
     return scale
 
 
-def _flip_leaf(x, scale):
+def _flip_leaf(x: Any, scale: tf.Tensor) -> Any:
     if isinstance(x, tf.RaggedTensor):
         return x.with_flat_values(_flip_leaf(x.flat_values, scale))
     if isinstance(x, tf.SparseTensor):
@@ -85,7 +87,7 @@ def _flip_leaf(x, scale):
     return _reverse(x, scale)
 
 
-def _keras_of_symbolic(x):
+def _keras_of_symbolic(x: object) -> types.ModuleType | None:
     """The Keras package whose symbolic tensor ``x`` is (``keras.Input``'s), or None."""
     if isinstance(x, keras.KerasTensor):
         return keras
@@ -95,15 +97,15 @@ def _keras_of_symbolic(x):
     return None
 
 
-def _is_number(x):
+def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _is_variable(value):
+def _is_variable(value: object) -> bool:
     return isinstance(value, (tf.Variable, keras.Variable))
 
 
-def flip_gradient(x, l=1.0):
+def flip_gradient(x: Any, l: Lambda = 1.0) -> Any:
     """Gradient reversal: returns ``x`` unchanged; its gradient is multiplied by ``-l``.
 
     Args:
@@ -155,17 +157,17 @@ class FlipGradientBuilder:
     replica, as TF1's did).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.num_calls = 0
 
-    def __call__(self, x, l=1.0):
+    def __call__(self, x: Any, l: Lambda = 1.0) -> Any:
         y = flip_gradient(x, l)
         with _COUNTER_LOCK:
             self.num_calls += 1
         return y
 
 
-def _tf_keras():
+def _tf_keras() -> types.ModuleType:
     """The Keras that ``tf.keras`` is: tf_keras where TensorFlow's own switch asks for it
     (``TF_USE_LEGACY_KERAS=1``, how Keras-2 code runs on TF >= 2.16), else Keras 3."""
     layer = tf.keras.layers.Layer
@@ -177,7 +179,7 @@ def _tf_keras():
 
 
 @functools.cache
-def keras_classes(package):
+def keras_classes(package: types.ModuleType) -> types.SimpleNamespace:
     """``GradientReversal`` and ``DANNLambdaScheduler`` for one Keras package (``keras``, Keras 3, or
     ``tf_keras``): a Keras model takes only layers and callbacks of its own Keras.
     ``tf_grl_migrate.GradientReversal`` is the one of the Keras ``tf.keras`` is; a process using
@@ -201,7 +203,7 @@ def keras_classes(package):
         value at that moment.
         """
 
-        def __init__(self, hp_lambda=1.0, **kwargs):
+        def __init__(self, hp_lambda: float | tf.Variable = 1.0, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.supports_masking = True
             self._live, self._hp_lambda_value = _live_and_value(hp_lambda)
@@ -211,23 +213,23 @@ def keras_classes(package):
                 **({"autocast": False} if three else {}))
 
         @property
-        def hp_lambda(self):
+        def hp_lambda(self) -> float:
             return _current_lambda(self)
 
         @hp_lambda.setter
-        def hp_lambda(self, value):
+        def hp_lambda(self, value: float) -> None:
             _set_lambda(self, value)
 
-        def call(self, inputs):
+        def call(self, inputs: Any) -> Any:
             return flip_gradient(inputs, _scale_tensor(self))
 
-        def compute_output_shape(self, input_shape):
+        def compute_output_shape(self, input_shape: Any) -> Any:
             return input_shape
 
-        def compute_mask(self, inputs, mask=None):
+        def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
             return mask
 
-        def get_config(self):
+        def get_config(self) -> dict[str, Any]:
             config = super().get_config()
             config["hp_lambda"] = self.hp_lambda
             return config
@@ -240,20 +242,20 @@ def keras_classes(package):
         ``total_steps`` overrides the count Keras gives (needed when the data has no known length).
         """
 
-        def __init__(self, gamma=10.0, lambda_max=1.0, total_steps=None):
+        def __init__(self, gamma: float = 10.0, lambda_max: float = 1.0, total_steps: int | None = None) -> None:
             super().__init__()
             self.gamma = float(gamma)
             self.lambda_max = float(lambda_max)
             self.total_steps = total_steps
-            self.history = []
+            self.history: list[float] = []
             self._step = 0
             self._total = 1  # set on train begin
-            self._layers = []
+            self._layers: list[GradientReversal] = []
 
-        def schedule(self, p):
+        def schedule(self, p: float) -> float:
             return self.lambda_max * (2.0 / (1.0 + math.exp(-self.gamma * p)) - 1.0)
 
-        def on_train_begin(self, logs=None):
+        def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
             self._total = _total_batches(self.total_steps, self.params)
             self._step = 0
             self._layers = [
@@ -263,7 +265,7 @@ def keras_classes(package):
             if not self._layers:
                 raise ValueError("DANNLambdaScheduler: the model has no GradientReversal layer")
 
-        def on_train_batch_begin(self, batch, logs=None):
+        def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             p = min(self._step / self._total, 1.0)
             value = self.schedule(p)
             for layer in self._layers:
@@ -276,7 +278,7 @@ def keras_classes(package):
     return types.SimpleNamespace(GradientReversal=GradientReversal, DANNLambdaScheduler=DANNLambdaScheduler)
 
 
-def _live_and_value(hp_lambda):
+def _live_and_value(hp_lambda: Any) -> tuple[tf.Variable | None, float]:
     """(the variable read live, or None; the Python number it holds now) of a GradientReversal's
     ``hp_lambda``: a scalar float variable, or a number."""
     if not _is_variable(hp_lambda):
@@ -287,7 +289,7 @@ def _live_and_value(hp_lambda):
     return hp_lambda, _python_scalar(float(hp_lambda.numpy()))
 
 
-def _current_lambda(layer) -> float:
+def _current_lambda(layer: Any) -> float:
     """A GradientReversal's ``hp_lambda`` now: the live variable's value, else its weight's (loaded
     weights win over the value last set)."""
     if layer._live is not None:
@@ -298,7 +300,7 @@ def _current_lambda(layer) -> float:
     return layer._hp_lambda_value
 
 
-def _set_lambda(layer, value) -> None:
+def _set_lambda(layer: Any, value: float) -> None:
     """Set a GradientReversal's ``hp_lambda`` (and the variable it reads live, if one)."""
     value = _python_scalar(value)
     if layer._live is not None:
@@ -307,13 +309,13 @@ def _set_lambda(layer, value) -> None:
     layer._hp_lambda_value = value
 
 
-def _scale_tensor(layer):
+def _scale_tensor(layer: Any) -> tf.Tensor | tf.Variable:
     """What a GradientReversal's call scales the gradient by: its weight, or the variable read live."""
     scale = layer._hp_lambda if layer._live is None else layer._live
     return scale.value if isinstance(scale, keras.Variable) else scale
 
 
-def _total_batches(total_steps, params) -> int:
+def _total_batches(total_steps: int | None, params: dict[str, Any]) -> int:
     """The batches a fit runs: ``total_steps``, else steps per epoch times epochs as Keras says."""
     total = total_steps
     if total is None:
@@ -327,7 +329,7 @@ def _total_batches(total_steps, params) -> int:
     return max(int(total), 1)
 
 
-def _python_scalar(value):
+def _python_scalar(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
             value = float(value)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import libcst as cst
 
@@ -30,12 +30,15 @@ from ..nodes import (
 from ..plan import Drop, DropStatement, Edit, Hoist, OpRef, Redefine, Rename, Replace, respelled
 from ..safety import SafetyError
 from ..scopes import ClassScope, FunctionScope, GlobalScope
-from ..sites import Dispatch, Registration, is_string_literal, regs_of
+from ..sites import Dispatch, Registration, Site, is_string_literal, regs_of
 from ..verdicts import Refusal
 from .base import Idiom, source
 from .contract import Gathered, Settled, rule
 
+Verdicted = Union[Registration, Site]  # what settle gives verdicts to
+
 if TYPE_CHECKING:
+    from ..scopes import Scope
     from .contract import Converting, Facts
 
 
@@ -164,17 +167,17 @@ def settle(facts: Facts) -> Settled:
     module's blocks using a gradient registered elsewhere stand or fall together (GRL110); a
     name's choices are called alike, so one maker among them makes them all makers."""
     settled = Settled()
-    decided: dict = {}  # record -> the Refusal given this round
+    decided: dict[Verdicted, Refusal] = {}  # record -> the Refusal given this round
 
-    def refused(record):
+    def refused(record: Verdicted) -> Refusal | None:
         return record.refusal or decided.get(record)
 
-    def give(record, refusal):
+    def give(record: Verdicted, refusal: Refusal | None) -> None:
         if refusal is not None and not refused(record):
             decided[record] = refusal
             settled.verdicts.append((record, refusal))
 
-    def is_maker(reg):
+    def is_maker(reg: Registration) -> bool:
         return reg.maker or reg in settled.makers
 
     for reg in facts.registrations:
@@ -206,7 +209,7 @@ def _alike_choices(facts: Facts, is_maker: Callable[[Registration], bool]) -> It
                 yield from target.choices.values()
 
 
-def find(facts) -> list:
+def find(facts: Facts) -> list[tuple[Registration, Refusal | None]]:
     """Every registration of the module, with the refusal of one whose function is not found:
     ``@RegisterGradient(name)`` on a def, and the call forms ``RegisterGradient(name)(fn)`` and
     ``RegisterGradient(name)(factory(...))``."""
@@ -218,7 +221,7 @@ def find(facts) -> list:
                 found.append((Registration(facts.key(call.args[0].value), fdef, "decorator", decorator=dec,
                                            name_expr=call.args[0].value, owner=_owner(facts, fdef)), None))
     for stmt in facts.exprs:
-        outer = stmt.body[0].value
+        outer = cst.ensure_type(stmt.body[0], cst.Expr).value  # what facts.exprs holds
         if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call)):
             continue
         inner = outer.func
@@ -237,7 +240,7 @@ def find(facts) -> list:
     return found
 
 
-def factory_product(facts, factory: cst.FunctionDef):
+def factory_product(facts: Facts, factory: cst.FunctionDef) -> cst.FunctionDef | None:
     """``def make(l): def g(op, grad): ...; return g`` -> g."""
     body = factory.body.body
     if not body or not isinstance(factory.body, cst.IndentedBlock):
@@ -254,7 +257,7 @@ def factory_product(facts, factory: cst.FunctionDef):
     return None
 
 
-def check(facts, reg: Registration) -> Refusal | None:
+def check(facts: Facts, reg: Registration) -> Refusal | None:
     """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
     as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
     can be kept or renamed. The refusal, or None."""
@@ -276,59 +279,67 @@ def check(facts, reg: Registration) -> Refusal | None:
             node = access.node
             attr = facts.parent(node)
             sub = facts.parent(attr)
-            ok = (
-                isinstance(attr, cst.Attribute) and attr.value is node and attr.attr.value in ("inputs", "outputs")
-                and isinstance(sub, cst.Subscript) and sub.value is attr and len(sub.slice) == 1
-                and isinstance(sub.slice[0].slice, cst.Index)
-                and isinstance(sub.slice[0].slice.value, cst.Integer)
-            )
-            whole = (isinstance(attr, cst.Attribute) and attr.value is node
-                     and attr.attr.value in ("inputs", "outputs") and not ok
-                     and not (isinstance(sub, cst.Attribute) and sub.value is attr)
-                     and not (isinstance(sub, cst.Subscript) and sub.value is attr))
-            line = facts.parent(attr)
-            if (isinstance(attr, cst.Del) and attr.target is node and isinstance(line, cst.SimpleStatementLine)
-                    and len(line.body) == 1):  # `del op  # unused`: the converted function has no op
-                reg.dropped.append(line)
+            if (isinstance(attr, cst.Del) and attr.target is node and isinstance(sub, cst.SimpleStatementLine)
+                    and len(sub.body) == 1):  # `del op  # unused`: the converted function has no op
+                reg.dropped.append(sub)
                 continue
-            if whole:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
-                kind = "in" if attr.attr.value == "inputs" else "out"
-                reg.op_refs[attr] = (kind, None)
-                reg.uses_output |= kind == "out"
-                continue
-            if not ok:
-                shown = code_of(attr) if isinstance(attr, cst.Attribute) and attr.value is node else op_name.value
+            on_op = isinstance(attr, cst.Attribute) and attr.value is node
+            if not (isinstance(attr, cst.Attribute) and on_op and attr.attr.value in ("inputs", "outputs")):
                 return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
-                                  shown=shown)
-            index = int(sub.slice[0].slice.value.value)
+                                  shown=code_of(attr) if attr is not None and on_op else op_name.value)
             kind = "in" if attr.attr.value == "inputs" else "out"
-            if kind == "out" and index != 0:
-                return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
-            reg.op_refs[sub] = (kind, index)
+            if isinstance(sub, cst.Subscript) and sub.value is attr:  # `op.inputs[0]`
+                index = _literal_index(sub)
+                if index is None:
+                    return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
+                                      shown=code_of(attr))
+                if kind == "out" and index != 0:
+                    return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
+                reg.op_refs[sub] = (kind, index)
+            elif isinstance(sub, cst.Attribute) and sub.value is attr:  # `op.inputs.count`
+                return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
+                                  shown=code_of(attr))
+            else:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
+                reg.op_refs[attr] = (kind, None)
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
     return tf2_spelling(facts, reg) or check_def_name(facts, reg)
 
 
-def check_def_name(facts, reg: Registration) -> Refusal | None:
+def _literal_index(sub: cst.Subscript) -> int | None:
+    """The index of ``op.inputs[i]`` where ``i`` is an integer literal; else None."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    index = sub.slice[0].slice.value
+    return int(index.value, 0) if isinstance(index, cst.Integer) else None
+
+
+def check_def_name(facts: Facts, reg: Registration) -> Refusal | None:
     """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
     "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
     would shadow the first at every call. Such a function gets a fresh name, unless the name is
     also read somewhere (renaming would break that reader): then it is refused."""
     if reg.kind == "factory":
         return None
-    bindings = facts.scope(reg.fdef).assignments[reg.function.name.value]
+    scope = facts.scope(reg.function)
+    if scope is None:
+        return Refusal.of("GRL106", "unanalysable", function=reg.function.name.value)
+    bindings = scope.assignments[reg.function.name.value]
     if len(bindings) < 2:
         return None
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
-    readers = [a.node for b in bindings for a in b.references] if reg.kind == "decorator" else [reg.stmt]
+    if reg.kind == "decorator":
+        readers = [a.node for b in bindings for a in b.references]
+    else:
+        assert reg.stmt is not None  # a registration of the call form is its statement
+        readers = [reg.stmt]
     if readers:
         return Refusal.of("GRL106", "name_shared", function=reg.function.name.value, line=facts.pos(readers[0])[0])
     reg.rename = True
     return None
 
 
-def tf2_spelling(facts, reg: Registration):
+def tf2_spelling(facts: Facts, reg: Registration) -> Refusal | None:
     """TF2's spelling of the TF1 names and keywords in a gradient function's body, found once
     (``reg.renames``, ``reg.keywords``): the GRL114 refusal where one has no TF2 form, else None.
     The inline rewrite moves the body; the runtime map keeps it (idioms/runtime_map), and asks this
@@ -339,7 +350,7 @@ def tf2_spelling(facts, reg: Registration):
     return reg.tf2_refusal
 
 
-def _removed_aliases(facts, reg: Registration):
+def _removed_aliases(facts: Facts, reg: Registration) -> Refusal | None:
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
     (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
     for attr in attributes_in(reg.function.body):
@@ -358,7 +369,7 @@ def _removed_aliases(facts, reg: Registration):
     return None
 
 
-def tf2_name(facts, attr: cst.Attribute):
+def tf2_name(facts: Facts, attr: cst.Attribute) -> str | tuple[str, bool] | None:
     """TF2's spelling of a dotted TensorFlow name: None where TF2 has it as written; else the new
     text: a name TensorFlow removed in 1.0 (``tf.neg``, still in old DANN copies) its TF2 name, an
     underscored wrapper of a hidden op (``gen_nn_ops._relu_grad``) its TF2 name, a TF1-only name
@@ -385,7 +396,7 @@ def tf2_name(facts, attr: cst.Attribute):
     return respelled_text(attr, old, new)
 
 
-def _keywords(facts, reg: Registration):
+def _keywords(facts: Facts, reg: Registration) -> Refusal | None:
     """Keywords TF2 renamed or dropped in the calls the body makes (``tf.reduce_mean(...,
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
     tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
@@ -412,7 +423,8 @@ def _keywords(facts, reg: Registration):
     return None
 
 
-def check_uses(facts, reg: Registration, refused) -> tuple[Refusal | None, str | None]:
+def check_uses(facts: Facts, reg: Registration,
+               refused: Callable[[Verdicted], Refusal | None]) -> tuple[Refusal | None, str | None]:
     """What the uses of one registration ask of its converted function: (the refusal where one
     plain custom-gradient function cannot serve them all, the shape they ask of it: "maker"
     (``Registration.maker``), "named" (a maker passing ``name=`` on), or None: as it is).
@@ -444,7 +456,7 @@ def check_uses(facts, reg: Registration, refused) -> tuple[Refusal | None, str |
     return None, None
 
 
-def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
+def make_maker(facts: Facts, reg: Registration, why: str) -> Refusal | None:
     """Whether ``reg`` can be a maker of custom-gradient functions, ``fn(forward, name=...)``:
     None, or the refusal."""
     if operator_use(facts, reg):
@@ -454,7 +466,7 @@ def make_maker(facts, reg: Registration, why: str) -> Refusal | None:
     return None
 
 
-def operator_use(facts, reg: Registration) -> bool:
+def operator_use(facts: Facts, reg: Registration) -> bool:
     """Whether a block wraps an operator (``a - b``) with ``reg``'s gradient."""
     for site in facts.sites:
         by_type = {op.name: target for op, target in site.entries}
@@ -464,7 +476,7 @@ def operator_use(facts, reg: Registration) -> bool:
     return False
 
 
-def _owner(facts, fdef: cst.FunctionDef) -> str:
+def _owner(facts: Facts, fdef: cst.FunctionDef) -> str:
     """The class a gradient function registered in its body (``@tf.RegisterGradient`` on a def
     beside the methods) is called through, ``Class.function``: a plain module-level class bound
     once; "" for any other def."""
@@ -477,13 +489,15 @@ def _owner(facts, fdef: cst.FunctionDef) -> str:
     return cdef.name.value if len(fscope.parent.assignments[cdef.name.value]) == 1 else ""
 
 
-def reached_through_class(facts, reg: Registration, here) -> bool:
+def reached_through_class(facts: Facts, reg: Registration, here: Scope | None) -> bool:
     """Whether a block in scope ``here`` reaches a registration of a class body through its class
     (``reg.owner``, found when it was gathered): the block is in one of the class's own methods,
     and no scope between the method and the module rebinds the class's name."""
     if reg.kind != "decorator" or not reg.owner:
         return False
     fscope = facts.scope(reg.fdef)
+    if fscope is None:
+        return False
     cname = reg.owner
     chain, scope = [], here
     while scope is not None and scope is not fscope.parent:
@@ -494,7 +508,7 @@ def reached_through_class(facts, reg: Registration, here) -> bool:
     return not any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope))
 
 
-def use_elsewhere(facts, reg: Registration, refusal: Refusal | None) -> Refusal | None:
+def use_elsewhere(facts: Facts, reg: Registration, refusal: Refusal | None) -> Refusal | None:
     """A registration other modules of the run use (facts.Export): converted to a maker whatever
     its local uses, or kept (with every local use) when a use elsewhere is not migrated. Its
     refusal (``refusal``, the one it had already, where it had one)."""

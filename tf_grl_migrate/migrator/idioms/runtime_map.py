@@ -175,7 +175,7 @@ def _not_tf2(facts: Facts, reg: Registration) -> str | None:
     or None: names and keywords TF2 spells otherwise are respelled in place, as the inline rewrite
     does in the code it moves."""
     found = registered_gradient.tf2_spelling(facts, reg) if reg.fdef is not None else None
-    return found[1] if found else None
+    return found.message if found else None
 
 
 # what the op a gradient receives offers under the runtime map (override_map.GraphOp)
