@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .loading import MissingDependency, ScriptCodeNeeded
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .loading import _ProjectFinder
+    from .protocol import Array, Entry, Param, Request, Setting
+
 TF: Any = None  # the real tensorflow module (set by the side that runs: tf1.py, tf2.py)
 MODE: str | None = None  # "tf1" | "tf2"
+_E = TypeVar("_E", bound=BaseException)
 
 
 class NoTensor(Exception):
@@ -26,7 +34,7 @@ class NotDefined(Exception):
 GIVE_UP = (MissingDependency, ScriptCodeNeeded, NoTensor, NotDefined)
 
 
-def inputs(args, shape, entry=None):
+def inputs(args: Sequence[Param], shape: Sequence[int], entry: Entry | None = None) -> dict[str, np.ndarray]:
     """The float32 inputs of one way of calling: a tensor per tensor parameter, ``count`` for a
     parameter unpacked into several; ``x`` alone for a function that returns the function to call.
     A block's: one per name it reads, one per attribute of an object it reads."""
@@ -36,7 +44,7 @@ def inputs(args, shape, entry=None):
     return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in input_names(args, entry)}
 
 
-def input_names(args, entry=None) -> list[str]:
+def input_names(args: Sequence[Param], entry: Entry | None = None) -> list[str]:
     """The names of those inputs, in the order they are made (the main process names them too)."""
     if entry is not None and entry["kind"] == "block":
         return list(entry["tensors"]) + [f"{o}.{a}" for o, attrs in entry["objects"].items() for a in attrs]
@@ -49,7 +57,7 @@ def input_names(args, entry=None) -> list[str]:
     return names or ["x"]
 
 
-def upstream(shape):
+def upstream(shape: Sequence[int]) -> np.ndarray:
     """The upstream gradient (the differential tests use it too: one engine of proof)."""
     import numpy as np
 
@@ -57,7 +65,7 @@ def upstream(shape):
     return np.linspace(-1.5, 2.0, n, dtype=np.float32).reshape(shape)
 
 
-def settings(args, new: bool = False) -> list:
+def settings(args: Sequence[Param], new: bool = False) -> list[Setting]:
     """Parameter values to try: every first value, then every number at its second value.
     ``new``: the instance is made without ``__init__``."""
     values = [a for a in args if a["kind"] == "value"]
@@ -71,7 +79,7 @@ def settings(args, new: bool = False) -> list:
     return out
 
 
-def model(op_types):
+def model(op_types: Sequence[str] | None) -> Callable[[Any], Any]:
     """A small model for a parameter the code calls (``model_fn(x)``), making the op types the
     site's map names, in order: TensorFlow's raw op of each type on what the last one made (a
     py_func of ``np.square`` for ``PyFunc``), after an affine step so that no input sits at a kink."""
@@ -79,7 +87,7 @@ def model(op_types):
 
     tf = TF
 
-    def build(t):
+    def build(t: Any) -> Any:
         t = t * 1.5 - 0.25
         for op_type in op_types or ["Relu"]:
             if op_type in ("PyFunc", "PyFuncStateless"):
@@ -98,12 +106,14 @@ def model(op_types):
     return build
 
 
-def call(module, entry, args, tensors: dict, setting: dict):
+def call(module: types.ModuleType, entry: Entry, args: Sequence[Param], tensors: dict[str, Any],
+         setting: Setting) -> list[Any]:
     """The callable's float outputs (a list of tensors)."""
     tf = TF
     if entry["kind"] == "block":
         return _call_block(module, entry, tensors)
-    positional, kwargs = [], {}
+    positional: list[Any] = []
+    kwargs: dict[str, Any] = {}
     by_keyword = False  # positionally up to the first parameter left to its default (a function under
     for a in args:  # tf.custom_gradient takes gradients only for positional arguments), by keyword after
         if a["kind"] == "default":
@@ -144,13 +154,13 @@ def call(module, entry, args, tensors: dict, setting: dict):
     return float_tensors(out, f"it returned {type(out).__name__}")
 
 
-def entry_name(entry) -> str:
+def entry_name(entry: Entry) -> str:
     """The module-level name the entry is reached through on this side (a hand port may call it
     otherwise: ``--verify-call``)."""
     return entry.get("port_name") or entry["name"] if MODE == "tf2" else entry["name"]
 
 
-def entry_object(module, entry):
+def entry_object(module: types.ModuleType, entry: Entry) -> Any:
     """The module-level object the entry is reached through (a class: the innermost of its classes)."""
     target = module.__dict__.get(entry_name(entry))
     if target is None:
@@ -161,7 +171,7 @@ def entry_object(module, entry):
     return target
 
 
-def float_tensors(out, what) -> list:
+def float_tensors(out: object, what: str) -> list[Any]:
     tf = TF
     flat = [t for t in tf.nest.flatten(out) if (tf.is_tensor(t) or isinstance(t, tf.Variable)) and t.dtype.is_floating]
     if not flat:
@@ -169,7 +179,7 @@ def float_tensors(out, what) -> list:
     return flat
 
 
-def _call_block(module, entry, tensors):
+def _call_block(module: types.ModuleType, entry: Entry, tensors: dict[str, Any]) -> list[Any]:
     fn = module.__dict__["__grl_block__"]
     kwargs = {n: tensors[n] for n in entry["tensors"]}
     for obj, attrs in entry["objects"].items():
@@ -181,18 +191,20 @@ def _call_block(module, entry, tensors):
     return float_tensors(out, "the block leaves")
 
 
-def define(module, finder, req, side, after_each=None):
+def define(module: types.ModuleType, finder: _ProjectFinder, req: Request, side: str,
+           after_each: Callable[[], None] | None = None) -> str | None:
     """Run the module's definitions that the entry needs (for a block, what ``side`` of it reads,
     then the block itself as ``__grl_block__``); the block's file, or None."""
     from .loading import run_definitions
 
     entry = req.entry
     wanted = set(entry[side]["reads"]) if entry["kind"] == "block" else {entry_name(entry)}
+    assert module.__file__ is not None  # load() compiles each module from a file that holds its text
     run_definitions(module, req.source, module.__file__, wanted, after_each, finder.project)
     return load_block(module, entry, side) if entry["kind"] == "block" else None
 
 
-def load_block(module, entry, side):
+def load_block(module: types.ModuleType, entry: Entry, side: str) -> str:
     """The block (or the lines the migration put in its place) as ``__grl_block__`` in the
     module's namespace, compiled from a file of its own (autograph reads the source back)."""
     import tempfile
@@ -207,27 +219,27 @@ def load_block(module, entry, side):
     return path
 
 
-def module_inputs(module, entry, side) -> dict:
+def module_inputs(module: types.ModuleType, entry: Entry, side: str) -> dict[str, Any]:
     """Float tensors and variables of the module that a block reads (a module-level
     ``tf.Variable``): the gradient is taken with respect to them too."""
     if entry["kind"] != "block":
         return {}
     out = {}
     for name in entry[side]["reads"]:
-        value = module.__dict__.get(name)
+        value: Any = module.__dict__.get(name)
         if (TF.is_tensor(value) or isinstance(value, TF.Variable)) and value.dtype.is_floating:
             out[f"module.{name}"] = value
     return out
 
 
-def _mangled(cls, name):
+def _mangled(cls: str, name: str) -> str:
     """``self.__quantize`` is stored as ``_Class__quantize``."""
     if name.startswith("__") and not name.endswith("__"):
         return f"_{cls.lstrip('_')}{name}"
     return name
 
 
-def give_up_on(exc, module=None):
+def give_up_on(exc: BaseException, module: types.ModuleType | None = None) -> None:
     """Raise what ends the attempt whatever the shape: a missing module (also one the code
     imports as it runs, or TensorFlow wraps; a name a star-import of a missing module would have
     bound), a statement of script code the call needs."""
@@ -245,7 +257,7 @@ def give_up_on(exc, module=None):
             raise explained from None
 
 
-def _in_chain(exc, kinds):
+def _in_chain(exc: BaseException | None, kinds: tuple[type[_E], ...]) -> _E | None:
     """An exception of ``kinds`` in ``exc``'s chain (TensorFlow and autograph wrap errors)."""
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -256,7 +268,7 @@ def _in_chain(exc, kinds):
     return None
 
 
-def describe(exc) -> str:
+def describe(exc: BaseException) -> str:
     text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     if text and text[0].startswith("in user code:"):  # autograph's wrapping: the error is last
         text = text[-1:]
@@ -265,7 +277,7 @@ def describe(exc) -> str:
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
-def session_config_without_rewrites(tf1):
+def session_config_without_rewrites(tf1: Any) -> Any:
     """A TF1 Session config with grappler off: its fusions (MatMul+Add+Sigmoid in one kernel)
     round 1 ulp differently from the ops they fuse, the optimizer's doing, not TF1's semantics.
     (The differential tests use it too: one engine of proof.)"""
@@ -275,7 +287,7 @@ def session_config_without_rewrites(tf1):
     return tf1.ConfigProto(graph_options=tf1.GraphOptions(rewrite_options=rewrites))
 
 
-def run_function_without_rewrites(tf, fn, *args, autograph=True):
+def run_function_without_rewrites(tf: Any, fn: Callable[..., Any], *args: Any, autograph: bool = True) -> Any:
     """``tf.function(fn)(*args)`` with grappler off, as for the TF1 Session (options restored).
     The verifier traces without autograph, as TF1 built graphs from Python (its child would
     convert every function afresh, the verifier's own too: ~3 s a request); the tests with it,
@@ -288,7 +300,7 @@ def run_function_without_rewrites(tf, fn, *args, autograph=True):
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False, **options})
 
 
-def gradient_registry() -> dict:
+def gradient_registry() -> dict[str, Any]:
     """TensorFlow's registry of gradient functions by name."""
     from tensorflow.python.framework import ops
 
@@ -299,16 +311,16 @@ class fresh_gradient_registry:  # lower case: a context manager
     """Forget the gradient names registered inside, as a fresh process would (the differential
     tests load cases that reuse names; a worker's child is a fresh process already)."""
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.before = set(gradient_registry())
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         registry = gradient_registry()
         for name in set(registry) - self.before:
             del registry[name]
 
 
-def array(value):
+def array(value: object) -> Array:
     """A protocol Array of a numpy-convertible value."""
     import numpy as np
 

@@ -19,18 +19,23 @@ import queue
 import sys
 import tempfile
 import threading
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..migrator import precheck
 from . import calling, probes, verdict
 from .pool import Worker, isolation_line
-from .protocol import Kind, Ran, Request, Status, Unverifiable, Values
+from .protocol import Entry, Kind, Ran, Request, Status, Unverifiable, Values
+
+if TYPE_CHECKING:
+    from ..migrator.cache import Cache
+    from ..report import Diagnostic
 
 DEFAULT_TIMEOUT = 60.0  # seconds per site and side, TensorFlow's import not counted
 MAX_WORKERS = 4  # whatever -j says: each holds TensorFlow (~0.5 GB resident)
 CODE_OF = {Status.VERIFIED: "GRL301", Status.DIFFERS: "GRL302", Status.NOT_VERIFIABLE: "GRL303"}
 VERIFIED, DIFFERS, NOT_VERIFIABLE = Status.VERIFIED.value, Status.DIFFERS.value, Status.NOT_VERIFIABLE.value
-ISOLATION: dict = {"line": None}  # what the last run's workers said of their isolation, where it falls short
+ISOLATION: dict[str, str | None] = {"line": None}  # what the last run's workers said of their isolation, where short
 
 
 class Verification(NamedTuple):
@@ -44,11 +49,11 @@ class Verification(NamedTuple):
     reason: str | None = None
     transient: bool = False  # the machine's doing (verdict.Outcome): not stored, not in the report
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"callable": self.callable, "line": self.line, "col": self.col, "status": str(self.status),
                 "max_abs_diff": self.max_abs_diff, "reason": self.reason}
 
-    def diagnostic(self, hand: bool = False):
+    def diagnostic(self, hand: bool = False) -> Diagnostic:
         """One line (the callable and the reason's first clause, clipped), then the whole in
         details where the line clipped it. ``hand``: the migration checked is the user's
         (``--verify-against``), not the tool's."""
@@ -87,7 +92,7 @@ def _clipped(text: str, limit: int, stop: str = "") -> str:
     return f"{cut}..."
 
 
-def _number(x) -> str:
+def _number(x: float | None) -> str:
     return "0" if not x else f"{x:.3g}"
 
 
@@ -100,27 +105,32 @@ class Job(NamedTuple):
     migrated: str | None  # None: take every site of the original (--verify-against gives `against`)
     against: str | None = None  # --verify-against: the hand-migrated text (another file)
     against_path: str | None = None
-    pairs: tuple = ()  # --verify-call: (original's name, the port's name)
+    pairs: tuple[tuple[str, str], ...] = ()  # --verify-call: (original's name, the port's name)
+
+
+Judged = tuple[verdict.Outcome, str]  # a site's outcome, and the label of what was called to reach it
+Exercised = tuple[verdict.Outcome, str, bool]  # ..., and whether the TF1 side ran it
 
 
 class _Task(NamedTuple):
     job: Job
     new_text: str
     probe: probes.Probe
-    candidates: tuple  # --verify-against: (probe, the port's name) reaching the site; else empty
+    # --verify-against: (probe, the port's name) reaching the site; else empty
+    candidates: tuple[tuple[probes.Probe, str], ...]
     refusal: str | None  # --verify-against: why no name of the port reaches the site
 
 
-def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python: str | None = None,
-           roots=()) -> dict:
+def verify(jobs: Sequence[Job], *, workers: int = 1, timeout: float | None = None, python: str | None = None,
+           roots: Sequence[str] = ()) -> dict[str, list[Verification]]:
     """{path: [Verification, ...]} for each job, in site order. Starts up to ``workers`` worker
     processes (at most this machine's cores and MAX_WORKERS; only when some probe needs running).
     Under TF2, a project module that the run migrated is loaded as migrated."""
     python = python or sys.executable
     timeout = timeout or DEFAULT_TIMEOUT
     migrated = {os.path.abspath(j.path): j.migrated for j in jobs if j.against is None and j.migrated is not None}
-    results: dict = {}
-    tasks = []
+    results: dict[str, list[Verification]] = {}
+    tasks: list[_Task] = []
     parsed = [precheck.parse(job.original) for job in jobs]
     others = [t for t in parsed if t is not None]
     for job, tree in zip(jobs, parsed):
@@ -128,6 +138,7 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
         if tree is None:
             continue
         new_text = job.against if job.against is not None else job.migrated
+        assert new_text is not None  # a job checks a migration: the tool's, or the port --verify-against gives
         try:
             found = probes.plan(job.original, None if job.against is not None else job.migrated,
                                 [t for t in others if t is not tree])
@@ -149,7 +160,8 @@ def verify(jobs: list, *, workers: int = 1, timeout: float | None = None, python
     return results
 
 
-def _candidates(tree, port, probe, pairs, others):
+def _candidates(tree: ast.Module, port: ast.Module, probe: probes.Probe, pairs: Iterable[tuple[str, str]],
+                others: Sequence[ast.Module]) -> tuple[tuple[tuple[probes.Probe, str], ...], str | None]:
     """--verify-against: the ways to reach the site that the port can be called through, by the
     original's module-level names (its own, an instance of its class, a function calling it) that
     the port defines too, or that --verify-call pairs with one of the port's; or why there is none."""
@@ -173,10 +185,10 @@ def _candidates(tree, port, probe, pairs, others):
                 f"{names[0]}=NAME")
 
 
-def _unrunnable(tasks) -> tuple[list, list]:
+def _unrunnable(tasks: Sequence[_Task]) -> tuple[list[list[Judged] | None], list[int]]:
     """(each task's outcomes where it cannot run: refused or without a probe, else None; the
     indices of those that run)."""
-    outcomes: list = [None] * len(tasks)
+    outcomes: list[list[Judged] | None] = [None] * len(tasks)
     runnable = []
     for i, task in enumerate(tasks):
         probe = task.probe
@@ -190,10 +202,11 @@ def _unrunnable(tasks) -> tuple[list, list]:
     return outcomes, runnable
 
 
-def _run(tasks, workers, timeout, python, roots, migrated) -> list:
+def _run(tasks: Sequence[_Task], workers: int, timeout: float, python: str, roots: Sequence[str],
+         migrated: dict[str, str]) -> list[list[Judged]]:
     outcomes, runnable = _unrunnable(tasks)
     if not runnable:
-        return outcomes
+        return [found for found in outcomes if found is not None]  # each refused, or without a probe
     count = max(1, min(workers, len(runnable), MAX_WORKERS, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory(prefix="tf-grl-verify-") as folder:
         pool: queue.Queue = queue.Queue()
@@ -204,7 +217,7 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
         for i in runnable:
             pending.put(i)
 
-        def drive():
+        def drive() -> None:
             while True:
                 try:
                     i = pending.get_nowait()
@@ -225,19 +238,19 @@ def _run(tasks, workers, timeout, python, roots, migrated) -> list:
             for w in made:
                 w.stop()
         ISOLATION["line"] = isolation_line(made)
-    for i in runnable:  # a drive thread that died for a reason of its own: its files were not run
-        if outcomes[i] is None:
-            outcomes[i] = _failed(tasks[i].probe, "the verifier stopped before it ran this site")
-    return outcomes
+    # a drive thread that died for a reason of its own: its files were not run
+    return [found if found is not None else _failed(task.probe, "the verifier stopped before it ran this site")
+            for task, found in zip(tasks, outcomes)]
 
 
-def _failed(probe, why: str) -> list:
+def _failed(probe: probes.Probe, why: str) -> list[Judged]:
     """The verifier's own failure: no answer about the code, so nothing to store."""
     outcome = verdict.Outcome(Status.NOT_VERIFIABLE, None, why[:500], transient=True)
     return [(outcome, _shown(probe.label, None))] * len(probe.sites)
 
 
-def _one(task: _Task, pool, timeout, roots, migrated) -> list:
+def _one(task: _Task, pool: queue.Queue[Worker], timeout: float, roots: Sequence[str],
+         migrated: dict[str, str]) -> list[Judged]:
     """[(Outcome, label)] per site of the probe: its callable (for a hand port, each name that
     reaches the site in both), or, where that cannot run, each site's block alone."""
     probe = task.probe
@@ -267,7 +280,8 @@ def _one(task: _Task, pool, timeout, roots, migrated) -> list:
     return out
 
 
-def _through_names(task: _Task, pool, timeout, roots, migrated):
+def _through_names(task: _Task, pool: queue.Queue[Worker], timeout: float, roots: Sequence[str],
+                   migrated: dict[str, str]) -> Exercised:
     """A hand port, through each name that reaches the site in the original and that the port
     defines: a difference anywhere differs; else one verified way verifies."""
     tried = []
@@ -280,7 +294,8 @@ def _through_names(task: _Task, pool, timeout, roots, migrated):
     return tried[0]
 
 
-def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
+def _exercise(job: Job, new_text: str, probe: probes.Probe, pool: queue.Queue[Worker], timeout: float,
+              roots: Sequence[str], migrated: dict[str, str]) -> Exercised:
     """(Outcome, label, whether TF1 ran it): the original under TF1, the migration under TF2."""
     path = os.path.abspath(job.path)
     roots = [os.path.abspath(r) for r in roots]
@@ -314,14 +329,14 @@ def _exercise(job: Job, new_text, probe, pool, timeout, roots, migrated):
     return outcome, label, True
 
 
-def _unanswered(side: str, answer) -> verdict.Outcome:
+def _unanswered(side: str, answer: object) -> verdict.Outcome:
     """A side that did not run: why, and whether the machine is to blame (protocol.Unverifiable)."""
     if isinstance(answer, Unverifiable):
         return verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under {side}: {answer.reason}", answer.transient)
     return verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under {side}: no answer", transient=True)
 
 
-def _input_names(entry, reference: Ran) -> list:
+def _input_names(entry: Entry, reference: Ran) -> list[str]:
     """The names of the tensors the gradients are taken for (the module's variables read by a
     block included), in the order the workers take them."""
     names = calling.input_names(entry["variants"][reference.variant], entry)
@@ -329,7 +344,7 @@ def _input_names(entry, reference: Ran) -> list:
     return names + [f"a variable of the module ({i + 1})" for i in range(max(0, extra))]
 
 
-def _ask(pool, request, timeout):
+def _ask(pool: queue.Queue[Worker], request: Request, timeout: float) -> object:
     """One request to a free worker."""
     worker = pool.get()
     try:
@@ -338,7 +353,8 @@ def _ask(pool, request, timeout):
         pool.put(worker)
 
 
-def _attributed(job, new_text, probe, reference: Ran, outcome, pool, timeout, roots):
+def _attributed(job: Job, new_text: str, probe: probes.Probe, reference: Ran, outcome: verdict.Outcome,
+                pool: queue.Queue[Worker], timeout: float, roots: list[str]) -> verdict.Outcome:
     """A TF2 result that is not TF1's is the migration's only if the migrated code under TF1
     semantics is not the original's either. Where it is (the same values), TF2 means something
     else by code the migration did not change (``softmax_cross_entropy_with_logits``
@@ -354,7 +370,7 @@ def _attributed(job, new_text, probe, reference: Ran, outcome, pool, timeout, ro
         "those calls by hand"))
 
 
-def _shown(label, shape) -> str:
+def _shown(label: str, shape: Sequence[int] | None) -> str:
     return label.replace("{shape}", ",".join(map(str, shape)) if shape else "?").replace("{init}", "(...)")
 
 
@@ -362,15 +378,15 @@ def _shown(label, shape) -> str:
 # Texts in, outcomes out: the files' side (reading, placing, writing) is tf_grl_migrate.api's
 
 
-def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: float | None = None,
-                  python: str | None = None) -> dict:
+def verify_cached(jobs: Sequence[Job], roots: Iterable[str], *, cache: Cache | None = None, workers: int = 1,
+                  timeout: float | None = None, python: str | None = None) -> dict[str, list[Verification]]:
     """:func:`verify` with the result cache (a ``migrator.cache.Cache``, or None): a job whose
     texts, tool, TensorFlow's version and neighbouring project modules are as before is answered
     from it, the rest computed and stored. ``roots``: the paths the run was given (their folders
     are where the project's modules are found)."""
-    found: dict = {}
-    keys: dict = {}
-    todo = []
+    found: dict[str, list[Verification]] = {}
+    keys: dict[str, str] = {}
+    todo: list[Job] = []
     version = tensorflow_version(python) if cache is not None and jobs else ""
     for job in jobs:
         if cache is not None:
@@ -393,11 +409,11 @@ def verify_cached(jobs: list, roots, *, cache=None, workers: int = 1, timeout: f
     return found
 
 
-def _folders(paths) -> list:
+def _folders(paths: Iterable[str]) -> list[str]:
     return sorted({os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths})
 
 
-def _neighbours(path) -> str:
+def _neighbours(path: str) -> str:
     """What the project modules beside a file are now (names, sizes, times): a module the checked
     code imports may have changed since a result was stored."""
     folder = os.path.dirname(os.path.abspath(path))

@@ -17,8 +17,13 @@ import itertools
 import os
 import sys
 import types
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .script import Harmless, op_callables, registers
+
+if TYPE_CHECKING:
+    import symtable
 
 _counter = itertools.count()
 
@@ -27,7 +32,7 @@ class MissingDependency(AttributeError):
     """A module the user's code imports is not installed: a stub stood in for it until used (an
     AttributeError, so ``hasattr`` on a stand-in answers False)."""
 
-    def __init__(self, name, how: str = ""):
+    def __init__(self, name: str, how: str = "") -> None:
         where = "" if how else in_the_tree(name)
         super().__init__(f"needs module {name}: {where}" if where else
                          f"needs module {name}{how}, which is not installed here")
@@ -38,7 +43,7 @@ class ScriptCodeNeeded(RuntimeError):
     """The call needs a name that only a statement verification does not run binds."""
 
 
-STAND_INS: set = set()  # stubs that served as a base class in the current request
+STAND_INS: set[str] = set()  # stubs that served as a base class in the current request
 
 
 # what code does with a value (arithmetic, conversion, iteration): on a stand-in, each names the
@@ -48,8 +53,8 @@ _USES = ("neg", "pos", "abs", "invert", "add", "radd", "sub", "rsub", "mul", "rm
          "len", "iter", "getitem")
 
 
-def _raising(method: str):
-    def use(self, *args):
+def _raising(method: str) -> Callable[..., NoReturn]:
+    def use(self: Any, *args: object) -> NoReturn:
         raise MissingDependency(self._grl_module)
 
     use.__name__ = f"__{method}__"
@@ -57,12 +62,12 @@ def _raising(method: str):
 
 
 class _StubMeta(type):
-    def __getattr__(cls, attr):
+    def __getattr__(cls, attr: str) -> NoReturn:
         if attr.startswith("__"):
             raise AttributeError(attr)
         raise MissingDependency(cls._grl_module)
 
-    def __call__(cls, *args, **kwargs):
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if "_grl_stub" in cls.__dict__:  # the missing thing itself, called
             raise MissingDependency(cls._grl_module)
         return super().__call__(*args, **kwargs)  # a class of the user's code that subclasses it
@@ -72,15 +77,15 @@ for _use in _USES:
     setattr(_StubMeta, f"__{_use}__", _raising(_use))
 
 
-def stub_class(module: str, attr: str):
+def stub_class(module: str, attr: str) -> _StubMeta:
     """Stands in for ``module.attr``. Calling it raises MissingDependency; a class of the user's
     code may subclass it (``class GradientReversal(Layer)``): its own methods then run, with a base
     whose ``__init__`` does nothing and whose every other attribute raises. The answer says so."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self: Any, *args: object, **kwargs: object) -> None:
         STAND_INS.add(f"{module}.{attr}" if not module.endswith(f".{attr}") else module)
 
-    def __getattr__(self, name):
+    def __getattr__(self: Any, name: str) -> NoReturn:
         if name.startswith("__"):
             raise AttributeError(name)
         raise MissingDependency(module)
@@ -93,7 +98,7 @@ class _StubModule(types.ModuleType):
     """Stands in for a module that is not installed: its names load (a class may subclass one),
     and any use raises MissingDependency naming the module."""
 
-    def __getattr__(self, attr):
+    def __getattr__(self, attr: str) -> _StubMeta:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return stub_class(self.__name__, attr)
@@ -103,14 +108,16 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Modules of the user's project (beside the file, or under the run's roots) load as their
     definitions only: importing one never runs its script code."""
 
-    def __init__(self, roots, migrated=None, after_each=None):
+    def __init__(self, roots: Iterable[str], migrated: dict[str, str] | None = None,
+                 after_each: Callable[[], None] | None = None) -> None:
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.project = project_modules(self.roots)  # their top-level names, read once
         self.after_each = after_each
-        self.loaded = []
+        self.loaded: list[str] = []
         self.migrated = migrated or {}  # absolute path -> a file holding its text as this run migrated it
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         parent, _, last = fullname.rpartition(".")
         if parent and parent not in self.loaded:  # a submodule of a package not of the project
             return None
@@ -124,7 +131,7 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                         submodule_search_locations=[os.path.dirname(candidate)] if package else None)
         return self._namespace(fullname, [os.path.join(f, last if parent else fullname) for f in folders])
 
-    def _namespace(self, fullname, portions):
+    def _namespace(self, fullname: str, portions: list[str]) -> importlib.machinery.ModuleSpec | None:
         """A folder of the project without ``__init__.py`` that holds modules: a namespace package,
         as Python makes one (PEP 420), where nothing installed has the name; its modules then
         load through this finder like every other of the project."""
@@ -136,13 +143,15 @@ class _ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         spec.submodule_search_locations = portions
         return spec
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
 
-    def exec_module(self, module):
+    def exec_module(self, module: types.ModuleType) -> None:
         self.loaded.append(module.__name__)
         # as this run migrated it: compiled from the file that holds that text (autograph reads it back)
-        origin = self.migrated.get(os.path.abspath(module.__spec__.origin), module.__spec__.origin)
+        spec = module.__spec__
+        assert spec is not None and spec.origin is not None  # find_spec made it for a file
+        origin = self.migrated.get(os.path.abspath(spec.origin), spec.origin)
         with open(origin, "rb") as handle:
             source = handle.read()
         run_definitions(module, source, origin, None, self.after_each, self.project)
@@ -181,7 +190,7 @@ def in_the_tree(name: str) -> str:
     return ""
 
 
-def project_modules(roots) -> frozenset:
+def project_modules(roots: Iterable[str]) -> frozenset[str]:
     """The top-level module names the project's folders hold (``grads`` for ``grads.py``)."""
     names = set()
     for root in roots:
@@ -201,18 +210,18 @@ def project_modules(roots) -> frozenset:
 # ---------------------------------------------------------------------------------------------
 # The slice of a module that runs
 
-def _binds(stmt) -> set:
+def _binds(stmt: ast.stmt) -> set[str]:
     from ..migrator.slicing import module_binds
 
     return module_binds(stmt)
 
 
-def _is_main_guard(stmt) -> bool:
+def _is_main_guard(stmt: ast.stmt) -> bool:
     return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
             and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(stmt.test)))
 
 
-def _registers(stmt) -> bool:
+def _registers(stmt: ast.stmt) -> bool:
     """A statement that registers a gradient (a decorated def, a class holding one, the call form)."""
     if isinstance(stmt, ast.ClassDef):
         return any(_registers(s) for s in stmt.body)
@@ -221,7 +230,7 @@ def _registers(stmt) -> bool:
     return isinstance(stmt, ast.Expr) and registers(stmt.value)
 
 
-def _global_reads(stmt) -> set:
+def _global_reads(stmt: ast.stmt) -> set[str]:
     """The module-level names a statement reads, as Python's own symbol table resolves them."""
     import symtable
 
@@ -229,9 +238,9 @@ def _global_reads(stmt) -> set:
         table = symtable.symtable(ast.unparse(stmt), "<statement>", "exec")
     except (SyntaxError, ValueError, RecursionError):
         return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-    found = set()
+    found: set[str] = set()
 
-    def walk(t, top):
+    def walk(t: symtable.SymbolTable, top: bool) -> None:
         for sym in t.get_symbols():
             if (sym.is_referenced() and top) or (not top and sym.is_global() and (
                     sym.is_referenced() or sym.is_declared_global())):
@@ -243,7 +252,8 @@ def _global_reads(stmt) -> set:
     return found
 
 
-def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> tuple[list, dict]:
+def definitions(tree: ast.Module, wanted: set[str] | None,
+                project: frozenset[str] = frozenset()) -> tuple[list[ast.stmt], dict[str, tuple[int, str, str]]]:
     """(the module-level statements to run, {name: (line, source, why)} of the needed names whose
     binding may not run). The statements are those binding a name ``wanted`` needs (None: a module
     imported by the one under test: its defs, classes and bindings), gradient registrations and
@@ -280,7 +290,7 @@ def definitions(tree: ast.Module, wanted: set | None, project=frozenset()) -> tu
         if new != needed:
             needed = new
             changed = True
-    refused: dict = {}
+    refused: dict[str, tuple[int, str, str]] = {}
     for stmt, b, w, k in zip(body, binds, why, keep):
         if w is not None and not k:
             for name in b & needed:
@@ -303,12 +313,13 @@ def future_flags(tree: ast.Module) -> int:
     return flags
 
 
-def _segment(stmt) -> str:
+def _segment(stmt: ast.stmt) -> str:
     """A statement's first line, as it reads (for a message)."""
     return ast.unparse(stmt).splitlines()[0][:80]
 
 
-def run_definitions(module, source, path, wanted, after_each=None, project=frozenset()):
+def run_definitions(module: types.ModuleType, source: str | bytes, path: str, wanted: set[str] | None,
+                    after_each: Callable[[], None] | None = None, project: frozenset[str] = frozenset()) -> None:
     """Execute the statements of ``source`` that define ``wanted`` (None: every def, class and
     binding, a module the code under test imports), one at a time, standing a stub in for each
     module that is not installed; ``after_each()`` runs after each statement (TF1's Keras names,
@@ -350,7 +361,7 @@ def run_definitions(module, source, path, wanted, after_each=None, project=froze
             after_each()
 
 
-def explain_name_error(module, exc: NameError):
+def explain_name_error(module: types.ModuleType, exc: NameError) -> ScriptCodeNeeded | MissingDependency | None:
     """What a NameError in the code under test means, where the tool knows: a name whose binding
     is script code it did not run, or one a star-import of a module that is not installed would
     have bound. None otherwise."""
@@ -361,7 +372,8 @@ def explain_name_error(module, exc: NameError):
     return explain_missing_name(module, name)
 
 
-def explain_missing_name(module, name: str | None):
+def explain_missing_name(module: types.ModuleType,
+                         name: str | None) -> ScriptCodeNeeded | MissingDependency | None:
     """Why ``name`` is not bound in ``module``, where the tool knows (see explain_name_error)."""
     refused = module.__dict__.get("__grl_refused__", {})
     if name in refused:
@@ -374,7 +386,8 @@ def explain_missing_name(module, name: str | None):
     return None
 
 
-def load(path, source, roots, migrated=None, tag="", after_each=None):
+def load(path: str, source: str, roots: Iterable[str], migrated: dict[str, str] | None = None, tag: str = "",
+         after_each: Callable[[], None] | None = None) -> tuple[types.ModuleType, _ProjectFinder]:
     """A fresh module for ``path``'s text, and the finder that loads the project's modules it
     imports as their definitions (``finder.project``: their names). The module is compiled under
     the name of a file holding the text: ``tf.function``'s autograph reads a function's source
@@ -389,7 +402,7 @@ def load(path, source, roots, migrated=None, tag="", after_each=None):
     return module, finder
 
 
-def _copy_of(path, source) -> str:
+def _copy_of(path: str, source: str) -> str:
     import tempfile
 
     copy = os.path.join(tempfile.gettempdir(), f"_grl_source_{os.getpid()}_{next(_counter)}",
@@ -400,7 +413,7 @@ def _copy_of(path, source) -> str:
     return copy
 
 
-def forget(finder):
+def forget(finder: _ProjectFinder) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
     for name in finder.loaded:

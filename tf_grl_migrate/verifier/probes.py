@@ -20,37 +20,50 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple, Optional, Union
 
 from ..migrator.precheck import DEFUN, MARKER, is_runtime_map
 from ..migrator.slicing import module_binds as _binds
+from .protocol import Entry, Param
 
 SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
 # rank 4 (NHWC) for image ops
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
+Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]  # a def or class a site is in
+Chain = tuple[Scope, ...]  # the defs and classes around a site, outermost first
+Block = Union[ast.With, ast.AsyncWith, "_Body"]  # what a site is reached through
+Site = tuple[ast.Call, Chain, Optional[Block]]  # (map or Defun call, chain, block; None: a map entered by hand)
+Literals = dict[tuple[str, Union[int, str]], list[Any]]  # ("pos", i) | ("kw", name) -> the numbers calls pass
+ParamSpec = tuple[Any, ...]  # (name, has a default, the default's node | None[, "keyword"])
 
 
-def _is_map_call(node) -> bool:
-    """``<graph>.gradient_override_map(...)``; not the runtime's (``tf_grl_migrate.``: migrated)."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
-            and not (isinstance(node.func.value, ast.Name) and is_runtime_map(node.func.value.id)))
+def _map_call(node: ast.AST | None) -> ast.Call | None:
+    """``node`` where it is ``<graph>.gradient_override_map(...)``; not the runtime's
+    (``tf_grl_migrate.``: migrated)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == MARKER
+            and not (isinstance(node.func.value, ast.Name) and is_runtime_map(node.func.value.id))):
+        return node
+    return None
 
 
-def override_sites(tree: ast.Module) -> list:
+def override_sites(tree: ast.Module) -> list[Site]:
     """(map call node, chain of enclosing def/class nodes, the with node) for every ``with
     ... .gradient_override_map(...)`` item, in source order, then (call, chain, None) for every
     map call entered by hand (``ctx = g.gradient_override_map(m)``)."""
-    found, loose = [], []
+    found: list[Site] = []
+    loose: list[Site] = []
 
-    def visit(node, chain, items):
+    def visit(node: ast.AST, chain: Chain, items: set[int]) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.With, ast.AsyncWith)):
                 for item in child.items:
-                    if _is_map_call(item.context_expr):
-                        found.append((item.context_expr, chain, child))
-                        items.add(id(item.context_expr))
-            elif _is_map_call(child) and id(child) not in items:
-                loose.append((child, chain, None))
+                    call = _map_call(item.context_expr)
+                    if call is not None:
+                        found.append((call, chain, child))
+                        items.add(id(call))
+            elif (call := _map_call(child)) is not None and id(child) not in items:
+                loose.append((call, chain, None))
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 visit(child, (*chain, child), items)
             else:
@@ -60,29 +73,32 @@ def override_sites(tree: ast.Module) -> list:
     return found + defun_sites(tree) + loose
 
 
-def _is_defun_with_gradient(node) -> bool:
-    """``function.Defun(..., python_grad_func=g)`` or ``Defun(..., grad_func=G)``."""
-    return (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Attribute) and node.func.attr == DEFUN)
-                                           or (isinstance(node.func, ast.Name) and node.func.id == DEFUN))
-            and any(k.arg in ("python_grad_func", "grad_func") for k in node.keywords))
+def _defun_with_gradient(node: ast.AST) -> ast.Call | None:
+    """``node`` where it is ``function.Defun(..., python_grad_func=g)`` or ``Defun(..., grad_func=G)``."""
+    if (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Attribute) and node.func.attr == DEFUN)
+                                        or (isinstance(node.func, ast.Name) and node.func.id == DEFUN))
+            and any(k.arg in ("python_grad_func", "grad_func") for k in node.keywords)):
+        return node
+    return None
 
 
-def defun_sites(tree: ast.Module) -> list:
+def defun_sites(tree: ast.Module) -> list[Site]:
     """(Defun call, chain, the body that reaches it) for every Defun with a gradient: a decorated
     module-level def is reached as itself; one made inside a function, through that function."""
-    found = []
+    found: list[Site] = []
 
-    def visit(node, chain):
+    def visit(node: ast.AST, chain: Chain) -> None:
         for child in ast.iter_child_nodes(node):
             around = next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                call = next((d for d in child.decorator_list if _is_defun_with_gradient(d)), None)
+                call = next(filter(None, map(_defun_with_gradient, child.decorator_list)), None)
                 if call is not None and not chain:
                     found.append((call, (child,), _Body(child.body, [])))
                 elif call is not None and around is not None:
                     found.append((call, chain, _Body(around.body, [])))
-            elif isinstance(child, ast.Call) and _is_defun_with_gradient(child.func) and around is not None:
-                found.append((child.func, chain, _Body(around.body, [])))
+            elif (isinstance(child, ast.Call) and (made := _defun_with_gradient(child.func)) is not None
+                  and around is not None):
+                found.append((made, chain, _Body(around.body, [])))
             visit(child, (*chain, child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                  ast.ClassDef)) else chain)
 
@@ -90,17 +106,17 @@ def defun_sites(tree: ast.Module) -> list:
     return found
 
 
-def _qualname(chain) -> str:
+def _qualname(chain: Chain) -> str:
     return ".".join(n.name for n in chain) or "<module>"
 
 
-def migrated_sites(original: ast.Module, migrated: ast.Module | None) -> list:
+def migrated_sites(original: ast.Module, migrated: ast.Module | None) -> list[Site]:
     """The original's sites the migration removed: per enclosing def, as many as it lost (all of a
     def's sites share its callable, so which of them is immaterial)."""
     sites = override_sites(original)
     if migrated is None:
         return sites
-    left: dict = {}
+    left: dict[str, int] = {}
     for _, chain, _ in override_sites(migrated):
         left[_qualname(chain)] = left.get(_qualname(chain), 0) + 1
     out = []
@@ -113,25 +129,25 @@ def migrated_sites(original: ast.Module, migrated: ast.Module | None) -> list:
     return out
 
 
-def _names(node) -> set:
+def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _targets(node) -> set:
+def _targets(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
 
 
-def _flowing(fdef, blocks) -> set:
+def _flowing(fdef: ast.AST, blocks: Iterable[Block]) -> set[str]:
     """Names whose values can reach an op made in the override blocks: the names the blocks read,
     then, backwards through the function's assignments, the names those were computed from."""
-    flow = set()
+    flow: set[str] = set()
     for block in blocks:
         for stmt in block.body:
             flow |= _names(stmt)
         for item in block.items:  # `with scope(x) as name, g.gradient_override_map(...)`
-            if item.context_expr is not None and not _is_map_call(item.context_expr):
+            if item.context_expr is not None and _map_call(item.context_expr) is None:
                 flow |= _names(item.context_expr)
-    pairs = []
+    pairs: list[tuple[set[str], set[str]]] = []
     for node in ast.walk(fdef):
         if isinstance(node, ast.Assign):
             pairs.append((set().union(*(_targets(t) for t in node.targets)), _names(node.value)))
@@ -153,33 +169,33 @@ def _flowing(fdef, blocks) -> set:
     return flow
 
 
-def _literal(node):
+def _literal(node: ast.expr) -> tuple[bool, Any]:
     try:
         return True, ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _params(fdef, skip_self: bool) -> list:
+def _params(fdef: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> list[ParamSpec]:
     """[(name, has_default, default node | None[, "keyword"])] of the positional parameters, then
     the keyword-only ones (marked)."""
     a = fdef.args
     positional = list(a.posonlyargs) + list(a.args)
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    out = [(p.arg, d is not None, d) for p, d in zip(positional, defaults)]
+    out: list[ParamSpec] = [(p.arg, d is not None, d) for p, d in zip(positional, defaults)]
     if skip_self and out:
         out = out[1:]
     return out + [(p.arg, d is not None, d, "keyword") for p, d in zip(a.kwonlyargs, a.kw_defaults)]
 
 
-def call_site_literals(trees, names: set) -> dict:
+def call_site_literals(trees: Iterable[ast.AST], names: set[str]) -> Literals:
     """Literal numbers the calls of ``names`` (a function's or method's name, an instance's) pass,
     by position and by keyword: {("pos", i) | ("kw", name): [values]}, in source order."""
-    found: dict = {}
+    found: Literals = {}
     for tree in trees:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
@@ -199,7 +215,7 @@ def call_site_literals(trees, names: set) -> dict:
     return found
 
 
-def _second(default, literals) -> object:
+def _second(default: Any, literals: Iterable[Any]) -> object:
     for value in literals:
         if value != default:
             return value
@@ -208,7 +224,7 @@ def _second(default, literals) -> object:
     return 0.5 if default != 0.5 else 2.0
 
 
-def _unpacked(fdef, name) -> int:
+def _unpacked(fdef: ast.AST, name: str) -> int:
     """How many names ``a, b = name`` unpacks a parameter into (a Keras ``call(self, inputs)``
     taking ``[x, lambda]``); 0 when it is not unpacked."""
     for node in ast.walk(fdef):
@@ -219,12 +235,13 @@ def _unpacked(fdef, name) -> int:
     return 0
 
 
-def _called(fdef) -> set:
+def _called(fdef: ast.AST) -> set[str]:
     """The names a function calls (a parameter among them is a callable: ``model_fn(x)``)."""
     return {n.func.id for n in ast.walk(fdef) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=(), ints=frozenset()) -> list:
+def _arguments(fdef: ast.AST, params: list[ParamSpec], flow: set[str], literals: Literals, tensor_first: bool,
+               ops: Sequence[str] = (), ints: Iterable[str] = frozenset()) -> list[list[Param]]:
     """Ways to call ``fdef``, best first: each a list with one entry per parameter,
     {"name", "kind": "tensor" | "tensors" (``count`` of them) | "value" (``values``: first, then
     second) | "default"}. The first way gives a tensor to every parameter without a default that
@@ -238,7 +255,7 @@ def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=(), ints=fr
     variants = [flowing] + ([flowing[:1]] if len(flowing) > 1 else [])
     out = []
     for tensors in variants:
-        args = []
+        args: list[Param] = []
         for i, (name, has_default, default, *keyword) in enumerate(params):
             lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
             if name in models:
@@ -267,12 +284,13 @@ def _arguments(fdef, params, flow, literals, tensor_first: bool, ops=(), ints=fr
     return out
 
 
-def _init_arguments(init, literals) -> tuple[list, list]:
+def _init_arguments(init: ast.FunctionDef | None, literals: Literals) -> tuple[list[Param], list[str]]:
     """(arguments for ``__init__``: defaults and literals a call of the class passes, one value
     each, a number for the required parameters nothing gives a value for; those parameters)."""
     if init is None:
         return [], []
-    args, missing = [], []
+    args: list[Param] = []
+    missing: list[str] = []
     for i, (name, has_default, _, *_) in enumerate(_params(init, skip_self=True)):
         lits = literals.get(("kw", name), []) + literals.get(("pos", i), [])
         if lits:
@@ -300,7 +318,7 @@ class Probe(NamedTuple):
         return self.labels[0]
 
 
-def plan(original: str, migrated: str | None, others=()) -> list:
+def plan(original: str, migrated: str | None, others: Sequence[ast.Module] = ()) -> list[Probe]:
     """The probes for a module: ``migrated`` None takes every site of ``original`` (the
     ``--verify-against`` case); ``others`` are the parsed trees of the run's other modules,
     searched for literal arguments. Never raises for a text that parses."""
@@ -308,12 +326,14 @@ def plan(original: str, migrated: str | None, others=()) -> list:
     new_tree = ast.parse(migrated) if migrated is not None else None
     sites = migrated_sites(tree, new_tree)
     trees = [tree, *others]
-    probes: dict = {}
-    loose = []
+    probes: dict[tuple[int, ...], list[Any]] = {}
+    loose: list[Probe] = []
     for call, chain, block in sites:
         where = (call.lineno, call.col_offset + 1)
-        entries = [(chain, block)]
-        if block is None or _in_init(chain):
+        entries: list[tuple[Chain, Block]]
+        if block is not None and not _in_init(chain):
+            entries = [(chain, block)]
+        else:
             entries = _users(tree, chain)
             if not entries:
                 how = ("the map is entered by hand (`ctx.__enter__()`)" if block is None
@@ -341,11 +361,11 @@ def plan(original: str, migrated: str | None, others=()) -> list:
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
 
-def _declared_integers(call, chain) -> set:
+def _declared_integers(call: ast.Call, chain: Chain) -> set[str]:
     """The parameters a Defun decorating the entry declares integer (``Defun(tf.float32,
     tf.int32)``: meProp's ``k``): TF1 took only integers there, so they are given integers."""
     fdef = chain[-1] if chain else None
-    if not (_is_defun_with_gradient(call) and isinstance(fdef, ast.FunctionDef) and call in fdef.decorator_list):
+    if not (_defun_with_gradient(call) and isinstance(fdef, ast.FunctionDef) and call in fdef.decorator_list):
         return set()
     names = [p.arg for p in [*fdef.args.posonlyargs, *fdef.args.args]]
     declared = [a.attr if isinstance(a, ast.Attribute) else a.id if isinstance(a, ast.Name) else None
@@ -357,16 +377,16 @@ class _Body(NamedTuple):
     """A function's whole body standing for the block a site is reached through, where the map
     is entered by hand or by an object the function makes (``with Explainer(): ...``)."""
 
-    body: list
-    items: list
+    body: list[ast.stmt]
+    items: list[ast.withitem]
 
 
-def _in_init(chain) -> bool:
+def _in_init(chain: Chain) -> bool:
     entry = _entry_chain(chain)
     return len(entry) > 1 and isinstance(entry[-1], ast.FunctionDef) and entry[-1].name == "__init__"
 
 
-def _users(tree, chain) -> list:
+def _users(tree: ast.Module, chain: Chain) -> list[tuple[Chain, Block]]:
     """(chain, block) through which a site that no call of its own reaches is reached: a map
     entered by hand in a module-level function is that function, whole; one in a class (made in
     ``__init__``, entered in ``__enter__``: DeepExplain's) is each module-level function that uses
@@ -377,20 +397,20 @@ def _users(tree, chain) -> list:
     owner = next((n for n in entry if isinstance(n, ast.ClassDef)), None)
     if owner is None or owner is not chain[0]:
         return []
-    found = []
+    found: list[tuple[Chain, Block]] = []
     for fdef in tree.body:
         if not isinstance(fdef, ast.FunctionDef) or owner.name not in _names(fdef):
             continue
-        withs: list = [n for n in ast.walk(fdef) if isinstance(n, (ast.With, ast.AsyncWith))
+        withs: list[Block] = [n for n in ast.walk(fdef) if isinstance(n, (ast.With, ast.AsyncWith))
                  and any(owner.name in _names(item.context_expr) for item in n.items)]
         for block in withs or [_Body(fdef.body, [])]:
             found.append(((fdef,), block))
     return found
 
 
-def _entry_chain(chain) -> tuple:
+def _entry_chain(chain: Chain) -> Chain:
     """The classes (outermost first) and the def through which a site is reached."""
-    out = []
+    out: list[Scope] = []
     for node in chain:
         out.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -398,7 +418,7 @@ def _entry_chain(chain) -> tuple:
     return tuple(out)
 
 
-def _map_keys(call) -> list:
+def _map_keys(call: ast.Call | None) -> list[str]:
     """The op types a map call names, where its map is a literal (``{"Relu": ...}``)."""
     mapping = call.args[0] if call is not None and len(call.args) == 1 else None
     if not isinstance(mapping, ast.Dict):
@@ -406,7 +426,8 @@ def _map_keys(call) -> list:
     return [k.value for k in mapping.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
 
-def _probe(chain, where, blocks, trees, tree, ops=(), ints=frozenset()) -> Probe:
+def _probe(chain: Chain, where: list[tuple[int, int]], blocks: Sequence[Block], trees: Sequence[ast.AST],
+           tree: ast.Module, ops: Sequence[str] = (), ints: Iterable[str] = frozenset()) -> Probe:
     entry_chain = _entry_chain(chain)
     if not entry_chain:
         return Probe({}, where, ["<module>"], "the override runs in the module's own statements (script code), "
@@ -449,7 +470,7 @@ def _probe(chain, where, blocks, trees, tree, ops=(), ints=frozenset()) -> Probe
     return Probe(entry, where, [_label(made + called, v, closure) for v in variants])
 
 
-def reaching(tree: ast.Module, probe: Probe, trees=()) -> list:
+def reaching(tree: ast.Module, probe: Probe, trees: Sequence[ast.Module] = ()) -> list[Probe]:
     """Other ways the module reaches a probe's site, each a Probe with the same sites: a
     module-level instance of the entry's class (``flip_gradient = FlipGradientBuilder()``, called
     as the method is), and each module-level function calling the entry's function, class or
@@ -459,7 +480,8 @@ def reaching(tree: ast.Module, probe: Probe, trees=()) -> list:
     entry = probe.entry
     if entry.get("kind") not in ("function", "class"):
         return []
-    found, names = [], {entry["name"]}
+    found: list[Probe] = []
+    names = {entry["name"]}
     if entry["kind"] == "class" and not entry.get("static") and len(entry["classes"]) == 1:
         for stmt in tree.body:
             if (
@@ -486,19 +508,19 @@ def reaching(tree: ast.Module, probe: Probe, trees=()) -> list:
     return [p for p in found if p.reason is None]
 
 
-def _model_ops(entry) -> list:
+def _model_ops(entry: Entry) -> list[str]:
     return next((a.get("ops", []) for v in entry.get("variants", []) for a in v if a.get("kind") == "model"), [])
 
 
-def module_names(tree: ast.Module) -> set:
+def module_names(tree: ast.Module) -> set[str]:
     """The names a module binds at module level (what a port may be called through)."""
-    names = set()
+    names: set[str] = set()
     for stmt in tree.body:
         names |= _binds(stmt)
     return names
 
 
-def _label(name, args, closure=False) -> str:
+def _label(name: str, args: Sequence[Param], closure: bool = False) -> str:
     parts = []
     for a in args:
         if a["kind"] == "tensor":
@@ -519,24 +541,24 @@ def _label(name, args, closure=False) -> str:
 _BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
 
 
-def _module_names(tree) -> set:
+def _module_names(tree: ast.Module) -> set[str]:
     """Names the module's definitions bind (imports, defs, classes, assignments)."""
-    names = set()
+    names: set[str] = set()
     for stmt in tree.body:
         if not _is_main_guard(stmt):
             names |= _binds(stmt)
     return names
 
 
-def _reads(nodes) -> tuple[set, dict, set]:
+def _reads(nodes: Iterable[ast.AST]) -> tuple[set[str], dict[str, list[str]], set[str]]:
     """(names read, {name: attributes read} for names read only as ``name.attr``, names stored)
     in ``nodes``, not looking into nested defs and classes."""
-    loads: set = set()
-    attrs: dict[str, set] = {}
-    plain: set = set()
-    stores: set = set()
+    loads: set[str] = set()
+    attrs: dict[str, set[str]] = {}
+    plain: set[str] = set()
+    stores: set[str] = set()
 
-    def visit(node):
+    def visit(node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 stores.add(node.name)
@@ -580,7 +602,8 @@ def _region(original: str, migrated: str, first: int, last: int) -> tuple[int, i
     return min(js) + 1, max(js)
 
 
-def block_probe(tree, migrated_tree, original: str, migrated: str | None, call, block, chain):
+def block_probe(tree: ast.Module, migrated_tree: ast.Module | None, original: str, migrated: str | None,
+                call: ast.Call, block: ast.With | ast.AsyncWith, chain: Chain) -> Probe | None:
     """The override block exercised alone, as a function of the names it reads (tensors; a name
     read only as ``name.attr`` an object with tensor attributes), the graph's map entered on the
     default graph; against the lines the migration put in its place, given the same values. Only
@@ -595,7 +618,7 @@ def block_probe(tree, migrated_tree, original: str, migrated: str | None, call, 
             isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
             and isinstance(v.value, str) for k, v in zip(mapping.keys, mapping.values))):
         return None
-    region = _region(original, migrated, block.lineno, block.end_lineno)
+    region = _region(original, migrated, block.lineno, block.end_lineno or block.lineno)
     if region is None:
         return None
     new_lines = migrated.splitlines()[region[0] - 1:region[1]]
@@ -606,11 +629,13 @@ def block_probe(tree, migrated_tree, original: str, migrated: str | None, call, 
     except SyntaxError:
         return None
     # the original block with its map entered on the graph the worker gives
-    call.func.value, saved = ast.Name("__grl_graph__", ast.Load()), call.func.value
+    func = call.func
+    assert isinstance(func, ast.Attribute)  # a map call's: <graph>.gradient_override_map
+    func.value, saved = ast.Name("__grl_graph__", ast.Load()), func.value
     try:
         old_source = ast.unparse(block)
     finally:
-        call.func.value = saved
+        func.value = saved
     old_reads, old_objects, old_stores = _reads([*block.body, *(i.context_expr for i in block.items if i is not item),
                                                  mapping])
     new_reads, new_objects, new_stores = _reads(new_body)
@@ -636,12 +661,12 @@ def block_probe(tree, migrated_tree, original: str, migrated: str | None, call, 
     return Probe(entry, [(call.lineno, call.col_offset + 1)], [label])
 
 
-def _stored_attributes(block, name) -> list:
+def _stored_attributes(block: ast.AST, name: str) -> list[str]:
     return sorted({n.attr for n in ast.walk(block) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
                    and isinstance(n.value, ast.Name) and n.value.id == name})
 
 
-def _wrap(source: str, free, outputs, dedent: bool = False) -> str:
+def _wrap(source: str, free: Sequence[str], outputs: Sequence[str], dedent: bool = False) -> str:
     """``def __grl_block__(free...)``: the block, then the values it leaves (a ``return`` in the
     block returns first)."""
     import textwrap
@@ -652,7 +677,7 @@ def _wrap(source: str, free, outputs, dedent: bool = False) -> str:
             + textwrap.indent(body, "    ") + f"\n    return {{'__grl_block__': True, {pairs}}}\n")
 
 
-def _is_main_guard(stmt) -> bool:
+def _is_main_guard(stmt: ast.stmt) -> bool:
     return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
             and "__name__" in _names(stmt.test))
 
@@ -669,7 +694,7 @@ def _opcodes(original: str, migrated: str) -> tuple:
     return tuple(matcher.get_opcodes())
 
 
-def written_lines(original: str, migrated: str) -> list:
+def written_lines(original: str, migrated: str) -> list[int]:
     lines: list[int] = []
     for tag, _, _, j1, j2 in _opcodes(original, migrated):
         if tag in ("replace", "insert"):

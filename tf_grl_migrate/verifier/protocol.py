@@ -22,6 +22,9 @@ MAX_ANSWER_BYTES = 64 << 20  # an answer longer than this is refused unread
 MAX_ELEMENTS = 1 << 22  # per array
 
 
+Entry = dict[str, Any]  # a probe's entry (probes.py), as JSON: what to call, and how
+Param = dict[str, Any]  # one parameter of a way of calling: its "kind" ("tensor", "tensors", "value", ...), "name"
+Setting = dict[str, Any]  # a value for each number parameter (and "__grl_new__": no __init__)
 MODES = ("eager", "tf.function")  # what the TF2 side runs, in this order, each at every setting
 
 

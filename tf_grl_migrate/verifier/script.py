@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable, Iterator
 from typing import cast
 
 BUILTINS = frozenset({
@@ -53,8 +54,10 @@ class Harmless:
     code. ``aliases``: what each module-level import binds (``tf`` -> ``tensorflow``);
     ``local``: the module's own defs and classes, by name."""
 
-    def __init__(self, tree: ast.Module, op_callables=frozenset(), project=frozenset()):
-        self.aliases, self.local = {}, {}
+    def __init__(self, tree: ast.Module, op_callables: frozenset[str] = frozenset(),
+                 project: frozenset[str] = frozenset()) -> None:
+        self.aliases: dict[str, str] = {}
+        self.local: dict[str, ast.FunctionDef | ast.ClassDef] = {}
         self.op_callables = op_callables
         self.bound: set[str] = set()  # every name the module binds anywhere (a builtin it shadows is no builtin)
         library: set[str] = set()  # names imports bind to a library's objects (not the project's)
@@ -84,12 +87,12 @@ class Harmless:
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 self.local[stmt.name] = stmt
-        self._local_ok: dict = {}
-        self.inert_names: frozenset = frozenset()
+        self._local_ok: dict[str, bool] = {}
+        self.inert_names: frozenset[str] = frozenset()
         self.inert_names, self.instances = self._module_values(tree)
 
     # -- statements --------------------------------------------------------------------------
-    def statement(self, stmt, depth: int = DEPTH) -> str | None:
+    def statement(self, stmt: ast.stmt, depth: int = DEPTH) -> str | None:
         """None where ``stmt`` may run; else what would run that is not proven harmless."""
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass, ast.Global, ast.Nonlocal)):
             return None
@@ -139,7 +142,7 @@ class Harmless:
                 stmt.body, depth)
         return f"a `{type(stmt).__name__.lower()}` statement (script code)"
 
-    def _context(self, expr, depth) -> str | None:
+    def _context(self, expr: ast.expr, depth: int) -> str | None:
         """A with item: a call whose result's ``__enter__`` is a library's (or a generator's the
         module defines with @contextmanager, whose body is checked), never an object of a class
         of the module."""
@@ -151,7 +154,7 @@ class Harmless:
             return f"{shown} (an object of the module's class `{name}`: its __enter__ runs)"
         return self.expression(expr, depth)
 
-    def _truth(self, test) -> str | None:
+    def _truth(self, test: ast.expr) -> str | None:
         if self.inert(test):
             return None
         return f"the test `{ast.unparse(test)[:60]}` (its truth may run the module's code)"
@@ -168,7 +171,7 @@ class Harmless:
                 return f"the base `{name}` (the module's class, which hooks subclassing or has a metaclass)"
         return None
 
-    def _plain_class(self, name: str, seen=frozenset()) -> bool:
+    def _plain_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
         """A class of the module without a metaclass or keywords, hooks (CLASS_HOOKS), or such a base."""
         node = self.local.get(name)
         if not isinstance(node, ast.ClassDef) or name in seen:
@@ -179,10 +182,10 @@ class Harmless:
         return all(self._plain_class(b, seen | {name}) for base in node.bases
                    if (b := self.qualified(base)) in self.local)
 
-    def _body(self, stmts, depth) -> str | None:
+    def _body(self, stmts: Iterable[ast.stmt], depth: int) -> str | None:
         return next((w for s in stmts if (w := self.statement(s, depth))), None)
 
-    def _decorators_and(self, decorators, parts, depth) -> str | None:
+    def _decorators_and(self, decorators: list[ast.expr], parts: Iterable[ast.expr], depth: int) -> str | None:
         for d in decorators:
             if isinstance(d, ast.Call):  # the call that makes the decorator is checked below; then it is called
                 name = self.qualified(d.func)
@@ -200,7 +203,8 @@ class Harmless:
         return name in BUILTINS and name not in self.bound
 
     # -- expressions -------------------------------------------------------------------------
-    def expression(self, expr, depth: int = DEPTH, names=frozenset(), top: bool = False) -> str | None:
+    def expression(self, expr: ast.expr | None, depth: int = DEPTH, names: frozenset[str] = frozenset(),
+                   top: bool = False) -> str | None:
         """None where evaluating ``expr`` calls only harmless callables and its operators, tests,
         subscripts, unpackings and formatting act only on inert values (``inert``: never an object
         of the module's own classes, whose dunders would run); else the first thing that does not.
@@ -208,7 +212,7 @@ class Harmless:
         whole assigned value (an object of the module's class may be made there, only)."""
         if expr is None:
             return None
-        stack = [(expr, names)]
+        stack: list[tuple[ast.AST, frozenset[str]]] = [(expr, names)]
         while stack:
             node, names = stack.pop()
             if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
@@ -236,7 +240,7 @@ class Harmless:
             stack.extend((child, names) for child in reversed(list(ast.iter_child_nodes(node))))
         return None
 
-    def _operation(self, node, names) -> str | None:
+    def _operation(self, node: ast.AST, names: frozenset[str]) -> str | None:
         """An operator, test, subscript, unpacking or format on a value that may be an object of
         the module's own class (whose dunder methods would run)."""
         operands_of = _OPERANDS.get(type(node))
@@ -248,7 +252,7 @@ class Harmless:
             return None
         return f"`{ast.unparse(node)[:60]}` may run code of the module's own objects (`{ast.unparse(bad)[:40]}`)"
 
-    def _arguments(self, call: ast.Call, depth, names, whole: bool) -> str | None:
+    def _arguments(self, call: ast.Call, depth: int, names: frozenset[str], whole: bool) -> str | None:
         """What the callee may do with its arguments: a builtin computes on them (they are inert;
         the function one of CALLS_ITS_ARGUMENT calls is a lambda, checked, or a builtin); a
         library's callable may also keep a function (``tf.custom_gradient(f)``); a call of the
@@ -279,7 +283,7 @@ class Harmless:
                 return why
         return None
 
-    def _argument(self, arg, depth, names) -> str | None:
+    def _argument(self, arg: ast.expr, depth: int, names: frozenset[str]) -> str | None:
         """An argument of a library's or the module's callable: inert, a lambda or a function of
         the module (kept or called: a called one's body is checked where the callee is the
         module's), never an object of the module's class."""
@@ -294,7 +298,7 @@ class Harmless:
             return f"`{ast.unparse(arg)[:40]}` passed on (it may be an object of the module's own)"
         return self.expression(arg, depth, names)
 
-    def inert(self, expr, names=frozenset()) -> bool:
+    def inert(self, expr: ast.expr | None, names: frozenset[str] = frozenset()) -> bool:
         """Whether ``expr`` is a value no operation on which runs the module's own code: literals
         and containers of them, names bound only to such values (or to a library's objects,
         imported), arithmetic, tests and subscripts of them, a library's call."""
@@ -314,18 +318,21 @@ class Harmless:
         parts_of = _PARTS.get(type(expr))
         return parts_of is not None and all(self.inert(p, names) for p in parts_of(expr) if p is not None)
 
-    def _module_values(self, tree: ast.Module) -> tuple[frozenset, frozenset]:
+    def _module_values(self, tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
         """(the module-level names every binding of which is an assignment of an inert value: the
         largest such set, a name staying while every value assigned to it is inert given the
         others; the names bound to an object of the module's own class)."""
-        values: dict[str, list] = {}
+        values: dict[str, list[ast.expr]] = {}
         other: set[str] = set()
         for stmt in _module_level(tree.body):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
-                stmt, ast.AnnAssign) and stmt.value is not None else None
+            targets: list[ast.expr] | None = None
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
             if targets is not None and all(isinstance(t, ast.Name) for t in targets):
                 for t in targets:
-                    values.setdefault(cast(ast.Name, t).id, []).append(stmt.value)
+                    values.setdefault(cast(ast.Name, t).id, []).append(value)
             elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 other.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and not isinstance(
                     n.ctx, ast.Load))
@@ -341,7 +348,7 @@ class Harmless:
                 return kept, instances
             inert = kept
 
-    def _call(self, call: ast.Call, depth) -> bool:
+    def _call(self, call: ast.Call, depth: int) -> bool:
         func = call.func
         if isinstance(func, ast.Call) and registers(func):  # RegisterGradient(name)(fn)
             return True
@@ -389,7 +396,8 @@ class Harmless:
             self._local_ok[name] = ok
         return self._local_ok[name]
 
-    def _body_calls(self, fdef, depth, methods, seen=frozenset()) -> bool:
+    def _body_calls(self, fdef: ast.FunctionDef | ast.ClassDef, depth: int, methods: dict[str, ast.FunctionDef],
+                    seen: frozenset[str] = frozenset()) -> bool:
         for node in (n for s in fdef.body for n in ast.walk(s)):
             if not isinstance(node, ast.Call):
                 continue
@@ -408,7 +416,7 @@ class Harmless:
                 return False
         return True
 
-    def qualified(self, node) -> str | None:
+    def qualified(self, node: ast.expr | None) -> str | None:
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -437,7 +445,7 @@ _PARTS = {
 }
 
 
-def _module_level(body):
+def _module_level(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements that run at module level: ``body`` and the blocks of its if/try/with."""
     for stmt in body:
         yield stmt
@@ -446,7 +454,7 @@ def _module_level(body):
                                       *(s for h in getattr(stmt, "handlers", []) for s in h.body)])
 
 
-def registers(node) -> bool:
+def registers(node: ast.expr) -> bool:
     """``<...>.RegisterGradient(name)(fn)`` (or the decorator's call, ``RegisterGradient(name)``)."""
     call = node.func if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) else node
     if not isinstance(call, ast.Call):
@@ -456,7 +464,7 @@ def registers(node) -> bool:
         isinstance(func, ast.Name) and func.id == "RegisterGradient")
 
 
-def op_callables() -> frozenset:
+def op_callables() -> frozenset[str]:
     """The TensorFlow callables the generated op table traced: they make ops, nothing else."""
     from ..knowledge import ops
 

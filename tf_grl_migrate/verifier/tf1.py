@@ -11,15 +11,16 @@ import importlib.abc
 import importlib.util
 import sys
 import types
+from collections.abc import Sequence
 from typing import Any
 
 from . import calling
 from .calling import GIVE_UP, describe, give_up_on, inputs, settings, upstream
 from .loading import STAND_INS, forget, load
-from .protocol import Kind, Ran, Request, RunValues, Unverifiable
+from .protocol import Kind, Param, Ran, Request, RunValues, Setting, Unverifiable
 
 
-def setup():
+def setup() -> None:
     """Make this process TF1: compat.v1 as ``tensorflow``, graph mode, TF1's removed names."""
     import tensorflow as tf
 
@@ -32,7 +33,7 @@ def setup():
     provide_keras_2_engine()
 
 
-def provide_pre_1_0_names(tf1, real_tf):
+def provide_pre_1_0_names(tf1: types.ModuleType, real_tf: types.ModuleType) -> None:
     """Pre-1.0 files (``tf.neg``) run as they did: each name TensorFlow 1.0 removed is the object
     TF's own upgrade script renamed it to (the generated table the migrator uses); the hidden ops'
     wrappers have their underscored TF1 names (``gen_nn_ops._relu_grad``) too."""
@@ -54,7 +55,7 @@ def provide_pre_1_0_names(tf1, real_tf):
             setattr(tf1, old, target)
 
 
-def keras_as_tf1_had_it(tf=None):
+def keras_as_tf1_had_it(tf: types.ModuleType | None = None) -> None:
     """``keras.backend.get_session()`` as TF1's Keras had it: a session on the default graph
     (``keras.backend``, ``tf.keras.backend``: whichever the code imported); and Keras 2's
     ``variable``, ``get_value`` and ``set_value`` on a backend that lacks them (Keras 3's)."""
@@ -76,7 +77,7 @@ def keras_as_tf1_had_it(tf=None):
 KERAS_2_ENGINE = ("keras.engine", "keras.engine.topology", "keras.engine.base_layer", "keras.engine.input_spec")
 
 
-def provide_keras_2_engine():
+def provide_keras_2_engine() -> None:
     """``from keras.engine import Layer`` (or ``.topology``, ``.base_layer``) as Keras 2 had it,
     where Keras 3 removed it: those modules hold Keras's ``Layer`` and ``InputSpec``."""
     import keras
@@ -97,7 +98,8 @@ class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     (or ``from tensorflow.keras.layers import ...``) finds what that module's attribute holds, as
     TF1's own package had it. Last on the path: real submodules (``tensorflow.python``) go first."""
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith("tensorflow."):
             return None
         obj: Any = sys.modules["tensorflow"]
@@ -109,17 +111,17 @@ class _TF1Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(obj, "__path__"))
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         obj = sys.modules["tensorflow"]
         for part in spec.name.split(".")[1:]:
             obj = getattr(obj, part)
         return obj
 
-    def exec_module(self, module):
+    def exec_module(self, module: types.ModuleType) -> None:
         pass
 
 
-def _random_ops(graph) -> list:
+def _random_ops(graph: Any) -> list[str]:
     """Ops that draw random numbers (a seeded stateless op is a function of its seed, not random):
     two runs that happen to agree prove nothing (``sign(x + u)`` agrees wherever x is far from 0)."""
     return [op.type for op in graph.get_operations()
@@ -127,7 +129,8 @@ def _random_ops(graph) -> list:
             and any(word in op.type for word in ("Random", "Multinomial", "TruncatedNormal", "Shuffle"))]
 
 
-def run_once(req: Request, args, shape, setting, side="original") -> RunValues:
+def run_once(req: Request, args: Sequence[Param], shape: Sequence[int], setting: Setting,
+             side: str = "original") -> RunValues:
     """One call in a fresh graph, the module's definitions loaded in that graph (a module-level
     ``G = tf.get_default_graph()`` or ``tf.Variable`` belongs to the graph the call runs in, as
     in the legacy program)."""
@@ -168,7 +171,7 @@ def run_once(req: Request, args, shape, setting, side="original") -> RunValues:
                      tuple(calling.array(v) for v in var_values), same, tuple(drawn))
 
 
-def reference(req: Request):
+def reference(req: Request) -> Ran | Unverifiable:
     """The TF1 values for the first way of calling, way of making the instance (``__init__`` with
     numbers for arguments nothing gives, else none) and input shape that run; the parameters'
     second values too where they run."""
@@ -215,7 +218,7 @@ def reference(req: Request):
         return Unverifiable(str(exc))
 
 
-def same_run(req: Request):
+def same_run(req: Request) -> Ran | Unverifiable:
     """The migrated text under TF1 semantics, called as the reference was (same way, shape and
     values): its values, for the main process to set beside the original's."""
     plan = req.reference
@@ -231,5 +234,5 @@ def same_run(req: Request):
     return Ran(plan["variant"], plan["new"], tuple(plan["shape"]), tuple(results))
 
 
-def answer(req: Request):
+def answer(req: Request) -> Ran | Unverifiable:
     return same_run(req) if req.kind is Kind.TF1_SAME else reference(req)

@@ -7,28 +7,31 @@ from __future__ import annotations
 
 import sys
 import traceback
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import calling
 from .calling import GIVE_UP, describe, give_up_on, inputs, upstream
 from .loading import MissingDependency, ScriptCodeNeeded, explain_missing_name, forget, load
-from .protocol import MODES, ModeError, ModeValues, Request, Unverifiable, Values
+from .protocol import MODES, Entry, ModeError, ModeValues, Param, Request, Setting, Unverifiable, Values
 
-_WRITTEN: dict = {"path": None, "lines": frozenset()}
+_WRITTEN: dict[str, Any] = {"path": None, "lines": frozenset()}
 
 
-def setup():
+def setup() -> None:
     import tensorflow as tf
 
     calling.TF, calling.MODE = tf, "tf2"
     _tf1_fallback(tf)
 
 
-def _tf1_fallback(tf):
+def _tf1_fallback(tf: Any) -> None:  # the tensorflow module (its __getattr__ is set)
     """Under TF2, a TF1 name in code the tool did not touch (``tf.variable_scope`` beside a
     migrated site) is ``tf.compat.v1``'s, as ``tf_upgrade_v2`` would write it: the migrator leaves
     other TF1 API to that tool. In the lines the tool wrote, TF2's own answer (AttributeError)."""
 
-    def fallback(name):
+    def fallback(name: str) -> Any:
         frame = sys._getframe(1)
         if frame.f_code.co_filename == _WRITTEN["path"] and frame.f_lineno in _WRITTEN["lines"]:
             raise AttributeError(f"module 'tensorflow' has no attribute {name!r}")
@@ -42,14 +45,14 @@ def _tf1_fallback(tf):
     tf.__getattr__ = fallback
 
 
-def _creator(made: list, reference: list):
+def _creator(made: list[Any], reference: list[dict[str, Any]]) -> Callable[..., Any]:
     """A variable creator that records each variable made and starts the k-th as TF1's k-th
     started (its initialiser may be random)."""
     import numpy as np
 
     tf = calling.TF
 
-    def creator(next_creator, **kwargs):
+    def creator(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
         k = len(made)
         if k < len(reference):
             initial = np.asarray(reference[k]["values"], np.float32).reshape(reference[k]["shape"])
@@ -61,7 +64,9 @@ def _creator(made: list, reference: list):
     return creator
 
 
-def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
+def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: Sequence[int], setting: Setting,
+         variables: list[dict[str, Any]], y_shapes: list[list[int]], mode: str,
+         made: list[Any]) -> tuple[list[Any], list[Any], int]:
     """One mode at one setting: (outputs, gradients, how many variables the code made). The
     upstream gradient has the shapes of TF1's outputs (``y_shapes``), as TF1's had."""
     import numpy as np
@@ -73,7 +78,7 @@ def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
     creator = _creator(made, variables)
     ws = [tf.constant(upstream(list(s))) for s in y_shapes]
 
-    def step(*xs):
+    def step(*xs: Any) -> tuple[list[Any], list[Any]]:
         with tf.variable_creator_scope(creator), tf.GradientTape() as tape:
             for x in [*xs, *extra.values()]:
                 tape.watch(x)
@@ -94,7 +99,7 @@ def _run(module, entry, args, shape, setting, variables, y_shapes, mode, made):
         del made[base:]
 
 
-def values(req: Request):
+def values(req: Request) -> Values | Unverifiable:
     plan = req.reference
     if plan is None:
         return Unverifiable("no reference run to repeat")
@@ -139,12 +144,12 @@ def values(req: Request):
         forget(finder)
 
 
-def _definitions_failed(exc, module, block):
+def _definitions_failed(exc: BaseException, module: types.ModuleType, block: str | None) -> Values:
     """The migrated module's definitions raised: an error of its first mode (for the verdict)."""
     return Values((_error(exc, "eager", 0, module, block),))
 
 
-def _error(exc, mode, index, module, block) -> ModeError:
+def _error(exc: BaseException, mode: str, index: int, module: types.ModuleType, block: str | None) -> ModeError:
     missing = None
     try:
         give_up_on(exc, module)
@@ -158,5 +163,5 @@ def _error(exc, mode, index, module, block) -> ModeError:
     return ModeError(mode, index, missing or describe(exc), lines, block_lines, missing)
 
 
-def answer(req: Request):
+def answer(req: Request) -> Values | Unverifiable:
     return values(req)
