@@ -7,12 +7,14 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 from ..report import Diagnostic, FileReport
 from . import precheck
 
 if TYPE_CHECKING:
+    import libcst
+
     from .facts import Links
 
 SUFFIXES = (".py", ".ipynb")
@@ -112,11 +114,19 @@ def diff_path(path: str) -> str:
     return path.replace(os.sep, "/")
 
 
+class Cache(Protocol):
+    """What the migration asks of a result cache (``migrator.cache.Cache`` is the one)."""
+
+    def key(self, data: bytes, use_runtime: bool, kind: str) -> str: ...
+    def get(self, key: str) -> tuple[str | None, list[Diagnostic]] | None: ...
+    def put(self, key: str, text: str, new_text: str, diagnostics: list[Diagnostic]) -> None: ...
+
+
 class NotCached(Exception):
     """Raised by ``migrate_text(..., compute=False)`` when the cache holds no result."""
 
 
-def migrate_text(path: str, text: str, use_runtime: bool = False, cache: Any = None,
+def migrate_text(path: str, text: str, use_runtime: bool = False, cache: Cache | None = None,
                  compute: bool = True) -> tuple[str, FileReport]:
     """Migrate one module's text; never raises (but :class:`NotCached` when asked not to compute):
     failures become 9xx diagnostics. With a :class:`~tf_grl_migrate.migrator.cache.Cache`, a text seen
@@ -129,7 +139,8 @@ def migrate_text(path: str, text: str, use_runtime: bool = False, cache: Any = N
     return _compute(path, text, use_runtime, cache, key, compute)
 
 
-def _look_up(cache: Any, data: bytes, use_runtime: bool, kind: str) -> tuple[str | None, Any]:
+def _look_up(cache: Cache | None, data: bytes, use_runtime: bool,
+             kind: str) -> tuple[str | None, tuple[str | None, list[Diagnostic]] | None]:
     """(key, (new_text | None, diagnostics) | None); (None, None) without a cache."""
     if cache is None:
         return None, None
@@ -137,13 +148,14 @@ def _look_up(cache: Any, data: bytes, use_runtime: bool, kind: str) -> tuple[str
     return key, cache.get(key)
 
 
-def _compute(path: str, text: str, use_runtime: bool, cache: Any, key: str | None, compute: bool,
+def _compute(path: str, text: str, use_runtime: bool, cache: Cache | None, key: str | None, compute: bool,
              links: Links | None = None, blocked: dict | None = None) -> tuple[str, FileReport]:
     """Migrate a text the cache did not know, and remember the result."""
     if not compute:
         raise NotCached
     new_text, report = _migrate_text(path, text, use_runtime, links, blocked)
-    if key is not None and not any(d.code == "GRL903" for d in report.diagnostics):  # our bugs are not kept
+    kept = not any(d.code == "GRL903" for d in report.diagnostics)  # our bugs are not kept
+    if cache is not None and key is not None and kept:
         cache.put(key, text, new_text, report.diagnostics)
     return new_text, report
 
@@ -187,7 +199,7 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None =
     return result.code, report
 
 
-def _parse_failure(text: str, exc: Any) -> Diagnostic:  # exc: libcst.ParserSyntaxError (imported lazily)
+def _parse_failure(text: str, exc: libcst.ParserSyntaxError) -> Diagnostic:
     """GRL902 where Python's own parser puts the error, with its message ("Missing parentheses in
     call to 'print'" says more than libcst's token list, and libcst's native parser can point a line
     or two off). libcst's account only when Python parses the text and libcst does not."""
@@ -277,7 +289,7 @@ def read(path: str) -> tuple[Any, FileReport | None]:  # (bytes, None) or (None,
 
 
 def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bool = False,
-                 raw: bytes | None = None, cache: Any = None, compute: bool = True, links: Links | None = None,
+                 raw: bytes | None = None, cache: Cache | None = None, compute: bool = True, links: Links | None = None,
                  blocked: dict | None = None, keep_text: bool = False) -> FileReport:
     """Read (unless ``raw`` is given), migrate and, with ``write``, write one file. With a
     ``cache`` a file's bytes seen before are answered from it (without decoding them when only the
@@ -304,7 +316,7 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
         source = decode(raw)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
-    if hit is not None:
+    if hit is not None and hit[0] is not None:  # (a hit of an unchanged file was answered above)
         new_text, report = hit[0], FileReport(path, diagnostics=hit[1], changed=hit[0] != source.text)
     else:
         new_text, report = _compute(path, source.text, use_runtime, cache, key, compute, links, blocked)
@@ -326,7 +338,7 @@ def _write(report: FileReport, path: str, data: bytes, raw: bytes) -> None:
         report.diagnostics.append(Diagnostic.said((1, 1), "GRL905", "cannot_write", error=exc))
 
 
-def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_runtime: bool, cache: Any,
+def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_runtime: bool, cache: Cache | None,
                       compute: bool, keep_text: bool = False) -> FileReport:
     from . import notebooks
 

@@ -52,10 +52,9 @@ def match_target(facts: Facts, value: cst.BaseExpression) -> Meaning:
     values = literal_values(facts, value)
     if isinstance(values, list):
         return dispatch(facts, value, values)
-    reason = Reason(values) if isinstance(values, str) else values
-    if reason is None:
+    if values is None:
         return Refusal.of("GRL102", "no_registration", target=code_of(value))
-    return Refusal.of("GRL102", "no_registration_why", target=code_of(value), why=reason.text, hints=reason.hints)
+    return Refusal.of("GRL102", "no_registration_why", target=code_of(value), why=values.text, hints=values.hints)
 
 
 def means_module_binding(facts: Facts, value: cst.BaseExpression) -> bool:
@@ -90,9 +89,9 @@ def dispatch(facts: Facts, expr: cst.BaseExpression, values: list[str | None]) -
     return Dispatch(expr, choices, {v: facts.spelled(v) for v in choices})
 
 
-def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] | str | Reason | None:
+def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] | Reason | None:
     """The string literals a target name can hold where the block uses it, as a list (None for
-    a value that a guard ``if name:`` around the block rules out), or a str saying why not.
+    a value that a guard ``if name:`` around the block rules out), or the Reason why not.
     Followed: ``name = "Lit"`` and ``name = {"k": "Lit", ...}[key]`` lines of the same function;
     a binding that runs before the block on every path (a line of the function body, or of a
     ``try`` body whose handlers all raise) hides the ones before it, parameters included."""
@@ -109,7 +108,7 @@ def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] |
     placed = _placed(facts, expr, refs, with_node, body)
     if use_index is None:  # the block is not in the body its ancestors hold: never so
         return None
-    if isinstance(placed, str):
+    if isinstance(placed, Reason):
         return placed
     kills = [index for index, _, always in placed if always and index < use_index]
     start = max(kills) if kills else -1
@@ -120,8 +119,6 @@ def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] |
         if index == -1:
             param = ref.node if isinstance(ref.node, cst.Param) else facts.parent(ref.node)
             passed = parameter_values(facts, cst.ensure_type(param, cst.Param))  # _placed's -1: a parameter
-            if isinstance(passed, str):
-                return f"`{expr.value}` is a parameter; {passed}"
             if isinstance(passed, Reason):
                 return Reason(f"`{expr.value}` is a parameter; {passed.text}", passed.hints)
             values.extend(passed)
@@ -130,50 +127,53 @@ def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] |
         literal = _literals(facts, found[1]) if found else None
         if literal is None:
             line = facts.pos(ref.node)[0] if ref.node is not None else 0  # _placed: a binding with a node
-            return f"`{expr.value}` is bound to an expression the tool cannot read (line {line})"
+            return Reason(f"`{expr.value}` is bound to an expression the tool cannot read (line {line})")
         values.extend(literal)
     if None in values or "" in values:
         guard = next((n for n in _ancestors(facts, with_node) if isinstance(n, cst.If)
                       and isinstance(n.test, cst.Name) and n.test.value == expr.value
                       and facts.referents(n.test) == refs), None)
         if guard is None or not any(_inside(facts, with_node, stmt) for stmt in guard.body.body):
-            return f"`{expr.value}` may be None or empty at the block, where TF1 raised"
+            return Reason(f"`{expr.value}` may be None or empty at the block, where TF1 raised")
         values = [v for v in values if v]
     return values or None
 
 
 def _placed(facts: Facts, expr: cst.Name, refs: list[BaseAssignment], with_node: cst.With,
-            body: list[cst.BaseStatement]) -> list[tuple[int, BaseAssignment, bool]] | str:
+            body: list[cst.BaseStatement]) -> list[tuple[int, BaseAssignment, bool]] | Reason:
     """(index in the function's body, binding, whether it runs on every path) of each binding of
-    ``expr``: -1 for a parameter; a str where one is bound where the tool cannot follow it."""
+    ``expr``: -1 for a parameter; the Reason where one is bound where the tool cannot follow it."""
     placed = []
     for ref in refs:
         node = ref.node
         if node is None or facts.scope(node) is not facts.scope(with_node) or isinstance(ref, ImportAssignment):
-            return f"`{expr.value}` is bound where the tool cannot follow it"
+            return Reason(f"`{expr.value}` is bound where the tool cannot follow it")
         if isinstance(node, cst.Param) or (facts.parent(node) is not None and isinstance(
                 facts.parent(node), cst.Param)):
             placed.append((-1, ref, False))
             continue
         index = _top_index(facts, node, body)
         if index is None:
-            return f"`{expr.value}` is bound where the tool cannot follow it"
+            return Reason(f"`{expr.value}` is bound where the tool cannot follow it")
         placed.append((index, ref, _always_runs(facts, node, body[index])))
     return placed
 
 
-def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | str | Reason:
+_CALLERS_DECIDE = Reason("its callers decide which gradient TF1 used")
+
+
+def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | Reason:
     """The literals a parameter can hold: its default and what every call of its function
     passes, when the function is private to this module (``_name`` at module level, or local
     to a function) and every mention of it is a direct call passing a literal or nothing.
-    A list, or a str saying why not (its callers decide which gradient TF1 used)."""
+    A list, or the Reason why not (its callers decide which gradient TF1 used)."""
     params = facts.parent(param)
     fdef = facts.parent(params)
     if not isinstance(params, cst.Parameters) or not isinstance(fdef, cst.FunctionDef) or fdef.decorators:
-        return "its callers decide which gradient TF1 used"
+        return _CALLERS_DECIDE
     scope = facts.scope(fdef)
     if scope is None:  # a def is always in a scope
-        return "its callers decide which gradient TF1 used"
+        return _CALLERS_DECIDE
     private = isinstance(scope, FunctionScope) or (isinstance(scope, GlobalScope)
                                                     and fdef.name.value.startswith("_"))
     if not private:  # the helper hint: a block that also hands control to unseen code replaces it
@@ -185,10 +185,10 @@ def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | str |
     elif param in params.kwonly_params:
         position = None
     else:
-        return "its callers decide which gradient TF1 used"
+        return _CALLERS_DECIDE
     assignments = scope.assignments[fdef.name.value]
     if len(assignments) != 1 or not assignments[0].references:
-        return f"`{fdef.name.value}` is bound more than once, or never called, in its scope"
+        return Reason(f"`{fdef.name.value}` is bound more than once, or never called, in its scope")
     default = None
     if isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)):
         default = _literals(facts, param.default)
@@ -198,8 +198,8 @@ def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | str |
     for access in assignments[0].references:
         call = facts.parent(access.node)
         if not isinstance(call, cst.Call) or call.func is not access.node or any(a.star for a in call.args):
-            return (f"`{fdef.name.value}` is used other than by a direct call (line {facts.pos(access.node)[0]}); "
-                    "its callers decide which gradient TF1 used")
+            return Reason(f"`{fdef.name.value}` is used other than by a direct call (line "
+                          f"{facts.pos(access.node)[0]}); its callers decide which gradient TF1 used")
         given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value),
                      None)
         positional = [a for a in call.args if a.keyword is None]
@@ -207,12 +207,12 @@ def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | str |
             given = positional[position].value
         if given is None:
             if default is None:
-                return f"a call at line {facts.pos(call)[0]} passes no literal for it"
+                return Reason(f"a call at line {facts.pos(call)[0]} passes no literal for it")
             values.extend(default)
             continue
         literal = [None] if isinstance(given, cst.Name) and given.value == "None" else _literals(facts, given)
         if literal is None or isinstance(given, cst.Subscript):
-            return f"the call at line {facts.pos(call)[0]} passes `{code_of(given)}`, not a literal"
+            return Reason(f"the call at line {facts.pos(call)[0]} passes `{code_of(given)}`, not a literal")
         values.extend(literal)
     return values
 
