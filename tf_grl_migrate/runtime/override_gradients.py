@@ -4,10 +4,13 @@ gradients are computed (the older recipe beside the runtime map, ``override_map.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 import tensorflow as tf
+
+if TYPE_CHECKING:
+    from .override_map import Gradient
 
 __all__ = ["override_gradients"]
 
@@ -84,7 +87,7 @@ class _TapeOp:
         return self._kept("outputs")
 
 
-def _tape_safe(function: Callable[..., Any]) -> Callable[..., Any]:
+def _tape_safe(function: Gradient) -> Gradient:
     from .override_map import call_as_tf1  # run as TF1 ran it: in a graph
 
     def gradient(op: tf.Operation, *grads: tf.Tensor) -> Any:
@@ -168,7 +171,7 @@ class override_gradients:  # lower case: used like a function, `with override_gr
 
     __slots__ = ("_map", "_token")
 
-    def __init__(self, op_type_map: dict[str, str | Callable[..., Any]]) -> None:
+    def __init__(self, op_type_map: dict[str, str | Gradient]) -> None:
         self._map = op_type_map
         self._token: object | None = None
 

@@ -283,24 +283,20 @@ def check(facts: Facts, reg: Registration) -> Refusal | None:
                     and len(sub.body) == 1):  # `del op  # unused`: the converted function has no op
                 reg.dropped.append(sub)
                 continue
-            on_op = isinstance(attr, cst.Attribute) and attr.value is node
-            if not (isinstance(attr, cst.Attribute) and on_op and attr.attr.value in ("inputs", "outputs")):
+            op_attr = attr if isinstance(attr, cst.Attribute) and attr.value is node else None  # `op.<name>`
+            indexed = sub if isinstance(sub, cst.Subscript) and sub.value is attr else None  # `op.inputs[i]`
+            index = _literal_index(indexed) if indexed is not None else None
+            if (op_attr is None or op_attr.attr.value not in ("inputs", "outputs") or (indexed and index is None)
+                    or (isinstance(sub, cst.Attribute) and sub.value is attr)):  # `op.inputs.count`
                 return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
-                                  shown=code_of(attr) if attr is not None and on_op else op_name.value)
-            kind = "in" if attr.attr.value == "inputs" else "out"
-            if isinstance(sub, cst.Subscript) and sub.value is attr:  # `op.inputs[0]`
-                index = _literal_index(sub)
-                if index is None:
-                    return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
-                                      shown=code_of(attr))
-                if kind == "out" and index != 0:
-                    return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
-                reg.op_refs[sub] = (kind, index)
-            elif isinstance(sub, cst.Attribute) and sub.value is attr:  # `op.inputs.count`
-                return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
-                                  shown=code_of(attr))
-            else:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
-                reg.op_refs[attr] = (kind, None)
+                                  shown=code_of(op_attr) if op_attr is not None else op_name.value)
+            kind = "in" if op_attr.attr.value == "inputs" else "out"
+            if indexed is None:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
+                reg.op_refs[op_attr] = (kind, None)
+            elif kind == "out" and index != 0:
+                return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
+            else:
+                reg.op_refs[indexed] = (kind, index)
             reg.uses_output |= kind == "out"
     reg.body_names = {n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
     return tf2_spelling(facts, reg) or check_def_name(facts, reg)
