@@ -445,8 +445,7 @@ class Run:
                 origin, why = blocked.get((reg_path, function), (None, None))
                 if refusal is None and why is not None and origin != path:
                     refusal = Refusal.of("GRL110", "kept_by", name=spelling, file=os.path.basename(reg_path),
-                                         why=why.message, origin=os.path.basename(origin), details=why.details,
-                                         hints=why.hints, says_runtime=why.says_runtime)
+                                         origin=os.path.basename(origin), **why.passed_on())
                 externals.setdefault(path, {})[spelling] = External(
                     spelling, value, access, import_from, function, reg_path, refusal)
                 entry = exports.setdefault((reg_path, function), {"value": value, "arity": set(), "used_in": set(),
@@ -455,8 +454,7 @@ class Run:
                 entry["used_in"].add(path)
                 if refusal and not entry["refusal"]:
                     entry["refusal"] = Refusal.of("GRL110", "use_not_migrated", file=os.path.basename(path),
-                                                  why=refusal.message, details=refusal.details, hints=refusal.hints,
-                                                  says_runtime=refusal.says_runtime)
+                                                  **refusal.passed_on())
                     entry["origin"] = path
         out: dict[str, Links] = {}
         for path in self.users:
@@ -476,8 +474,7 @@ class Run:
                         if ext.function == function and ext.registered_in == reg_path and not ext.refusal:
                             externals[user][spelling] = dataclasses.replace(ext, refusal=Refusal.of(
                                 "GRL110", "kept_elsewhere", name=spelling, file=os.path.basename(reg_path),
-                                why=refusal.message, details=refusal.details, hints=refusal.hints,
-                                says_runtime=refusal.says_runtime))
+                                **refusal.passed_on()))
         for path, by_spelling in sorted(externals.items()):
             links = out.get(path, Links())
             out[path] = dataclasses.replace(links, externals=tuple(by_spelling[s] for s in sorted(by_spelling)))

@@ -30,7 +30,7 @@ from .nodes import (
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
-from .traversal import NodeMap, Quick
+from .traversal import LINE_BREAK, NodeMap, Quick
 
 _Importing = Union[cst.Import, cst.ImportFrom]
 
@@ -478,8 +478,7 @@ class Builder:
                 continue
             if isinstance(ref.scope, GlobalScope) and self.p.handed_on(ref.name):
                 continue  # `from this_module import *` elsewhere may hand it on: consumers we cannot see
-            assert isinstance(ref.node, (cst.Import, cst.ImportFrom))  # what bindings.py binds an import with
-            self.plan.imports.drop(ref.node, ref.name)
+            self.plan.imports.drop(ref.statement, ref.name)
 
 
 def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
@@ -494,9 +493,6 @@ def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
 
 
-_LINE_BREAK = re.compile(r"\r\n?|\n")
-
-
 def written(original: cst.Module, new: cst.Module, source: str, breaks_before: Callable[[cst.CSTNode], int]) -> str:
     """``new.code``, where ``new`` is ``original`` (parsed from ``source``) rewritten: each
     top-level statement the rewrite left as it was is copied from ``source`` rather than generated
@@ -508,7 +504,7 @@ def written(original: cst.Module, new: cst.Module, source: str, breaks_before: C
             or not original.has_trailing_newline or not new.has_trailing_newline
             or (new.default_newline, new.default_indent) != (original.default_newline, original.default_indent)):
         return new.code
-    line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(source))]
+    line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(source))]
     starts = [line_starts[breaks_before(statement)] for statement in original.body]
     footer = "".join(original.code_for_node(line) for line in original.footer)
     ends = [*starts[1:], len(source) - len(footer)]

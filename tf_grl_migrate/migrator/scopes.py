@@ -90,10 +90,15 @@ class Assignment(BaseAssignment):
 class ImportAssignment(Assignment):
     """A binding made by an ``import`` statement (``node``)."""
 
-    def qualified(self, full_name: str) -> set[str]:
+    @property
+    def statement(self) -> cst.Import | cst.ImportFrom:
+        """The import statement that binds it."""
         assert isinstance(self.node, (cst.Import, cst.ImportFrom))  # what bindings.py binds it with
+        return self.node
+
+    def qualified(self, full_name: str) -> set[str]:
         names = set()
-        for bound, real in _imported(self.node):
+        for bound, real in _imported(self.statement):
             if full_name == bound or full_name.startswith(bound + "."):
                 names.add(real + full_name[len(bound):])
         return names

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -258,7 +259,11 @@ def _real_hook(cls: type, prefix: str, node: cst.CSTNode) -> Callable[..., Any] 
     return None if hook is None or _is_stub(hook, name) else hook
 
 
+LINE_BREAK = re.compile(r"\r\n?|\n")  # a line break, as libcst writes and reads them
+
+
 def _newlines(text: str) -> int:
+    """The LINE_BREAKs in ``text``, counted."""
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 

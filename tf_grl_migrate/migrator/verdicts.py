@@ -7,6 +7,7 @@ own (``with_hint``): the diagnostic shows it after the message, never inside it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..codes import say
 from ..report import Diagnostic
@@ -40,6 +41,11 @@ class Refusal:
         """The refusal that says ``code``'s message ``key`` (codes.TABLE) over ``fields``."""
         message, details = say(code, key, **fields)
         return cls(code, message, details, hints, says_runtime)
+
+    def passed_on(self) -> dict[str, Any]:
+        """This refusal as the fields of one that gives it as its reason (GRL110's "kept as it
+        is: {why}"): its sentence (``why``) and details, its hints, its word on --use-runtime."""
+        return {"why": self.message, "details": self.details, "hints": self.hints, "says_runtime": self.says_runtime}
 
     def with_hint(self, name: str, text: str) -> Refusal:
         """This refusal with the hint ``name`` (replaced where it had one)."""

@@ -119,8 +119,6 @@ IDIOM = Idiom(
 
 def unknown_op(op_name: str, hint: bool = True) -> Refusal:
     """GRL104; ``hint``: say what ``--use-runtime`` does with the block (not said under it)."""
-    from ...knowledge import ops
-
     # a promise only where it is one: the py_func hint holds for the recipe alone, so it stays in the details
     if hint and op_name in ops.PY_FUNC_TYPES:
         return Refusal.of("GRL104", "unknown_op_py_func", op=op_name, says_runtime=True)

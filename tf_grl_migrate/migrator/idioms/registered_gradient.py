@@ -286,7 +286,8 @@ def check(facts: Facts, reg: Registration) -> Refusal | None:
             op_attr = attr if isinstance(attr, cst.Attribute) and attr.value is node else None  # `op.<name>`
             indexed = sub if isinstance(sub, cst.Subscript) and sub.value is attr else None  # `op.inputs[i]`
             index = _literal_index(indexed) if indexed is not None else None
-            if (op_attr is None or op_attr.attr.value not in ("inputs", "outputs") or (indexed and index is None)
+            if (op_attr is None or op_attr.attr.value not in ("inputs", "outputs")
+                    or (indexed is not None and index is None)
                     or (isinstance(sub, cst.Attribute) and sub.value is attr)):  # `op.inputs.count`
                 return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
                                   shown=code_of(op_attr) if op_attr is not None else op_name.value)
@@ -516,9 +517,7 @@ def use_elsewhere(facts: Facts, reg: Registration, refusal: Refusal | None) -> R
         return refusal
     reg.export = export
     if export.refusal:
-        why = export.refusal
-        return refusal or Refusal.of("GRL110", "kept", name=code_of(reg.name_expr), why=why.message,
-                                     details=why.details, hints=why.hints, says_runtime=why.says_runtime)
+        return refusal or Refusal.of("GRL110", "kept", name=code_of(reg.name_expr), **export.refusal.passed_on())
     if reg.kind == "factory" or reg.rename:
         return refusal or Refusal.of("GRL106", "exported_renamed", function=reg.function.name.value,
                                      users=", ".join(export.used_in))

@@ -105,9 +105,9 @@ def literal_values(facts: Facts, expr: cst.BaseExpression) -> list[str | None] |
     if body is None:
         return None
     use_index = _top_index(facts, with_node, body)
-    placed = _placed(facts, expr, refs, with_node, body)
     if use_index is None:  # the block is not in the body its ancestors hold: never so
         return None
+    placed = _placed(facts, expr, refs, with_node, body)
     if isinstance(placed, Reason):
         return placed
     kills = [index for index, _, always in placed if always and index < use_index]
