@@ -139,15 +139,34 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
             self.nodes.append(node)
             return super().on_visit(node)
 
+    class Hooked(traversal.QuickVisitor):  # no hook of its own sees layout: its walk leaves layout out
+        def __init__(self):
+            self.nodes = []
+
+        def visit_Name(self, node):
+            self.nodes.append(node)
+
+        def visit_Attribute(self, node):
+            self.nodes.append(node)
+
+    class Commas(Hooked):  # a hook on a layout type: layout is walked
+        def visit_Comma(self, node):
+            self.nodes.append(node)
+
     sources = [*WALK_SOURCES, "a = ((b))\nc = (d)(e)\n", *(p.read_text(encoding="utf-8") for p in SOURCES)]
     traversal._FIELDS.clear()
     for source in sources if order == "as_written" else sources[::-1]:
         module = cst.parse_module(source)
-        theirs, ours, planner = _Seen(), Quick(), Collector()
+        theirs, ours, planner, hooked, commas = _Seen(), Quick(), Collector(), Hooked(), Commas()
         module.visit(theirs)
         ours.walk(module)
         planner.walk(module)
+        hooked.walk(module)
+        commas.walk(module)
         assert ours.nodes == theirs.nodes
+        assert hooked.nodes == [n for n in theirs.nodes if isinstance(n, (cst.Name, cst.Attribute))]
+        assert commas.nodes == [n for n in theirs.nodes if isinstance(n, (cst.Name, cst.Attribute, cst.Comma))]
+        assert (Quick._sees_layout, Hooked._sees_layout, Commas._sees_layout) == (True, False, True)
         # the planner records every node but layout, which holds nothing else
         recorded = [n for n in theirs.nodes if type(n) not in traversal.TRIVIA]
         assert set(map(id, planner.nodes)) == set(map(id, recorded))

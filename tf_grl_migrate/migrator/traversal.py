@@ -89,6 +89,7 @@ class _Hooks(abc.ABCMeta):  # libcst's visitors' own metaclass
             if "_visits" in klass.__dict__:
                 klass._visits.clear()
                 klass._leaves.clear()
+                type.__setattr__(klass, "_sees_layout", None)
                 klass._find_attribute_hooks()
             stack.extend(klass.__subclasses__())
 
@@ -101,11 +102,13 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
 
     _visits: dict  # node type -> its visit_ hook (None: none), per class
     _leaves: dict
+    _sees_layout: bool | None = None  # whether a hook may see layout (TRIVIA), found at the first walk
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         type.__setattr__(cls, "_visits", {})
         type.__setattr__(cls, "_leaves", {})
+        type.__setattr__(cls, "_sees_layout", None)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         hook = self._visits.get(type(node), _UNKNOWN)
@@ -124,7 +127,23 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
         """``node.visit(self)``, without what libcst's walk does for a transformer: it builds a new
         copy of every node it leaves (validating each) even for a visitor, which drops them. The
         children are read field by field in libcst's own order (recorded once per node type)."""
-        _walk(self, node, self._hooked_types)
+        layout = type(self)._sees_layout
+        if layout is None:
+            layout = _hooks_layout(type(self))
+            type.__setattr__(type(self), "_sees_layout", layout)
+        _walk(self, node, self._hooked_types, layout)
+
+
+def _hooks_layout(cls: type[QuickVisitor]) -> bool:
+    """Whether a hook of ``cls`` may be called on layout (TRIVIA): one named for a layout type, a
+    field hook of one, or its own ``on_visit``/``on_leave``. If none, its walks leave layout out."""
+    layout = {kind.__name__ for kind in TRIVIA}
+    own = (cls.on_visit is not QuickVisitor.on_visit or cls.on_leave is not QuickVisitor.on_leave
+           or cls.on_visit_attribute is not Quick.on_visit_attribute
+           or cls.on_leave_attribute is not Quick.on_leave_attribute)
+    return own or bool(layout & cls._hooked_types) or any(
+        name.split("_", 1)[1] in layout and not _is_stub(getattr(cls, name), name)
+        for name in dir(cls) if name.startswith(("visit_", "leave_")))
 
 
 def _order_of(node: cst.CSTNode) -> tuple[str, ...]:
@@ -194,7 +213,9 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
     visit(root, None)
 
 
-def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str]) -> None:
+def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str], layout: bool) -> None:
+    """``layout``: whether layout (TRIVIA) is walked too; for a visitor none of whose hooks can
+    see it, it is not (more than half of a module's nodes, holding nothing else)."""
     if visitor.on_visit(node):
         attributes = hooked and type(node).__name__ in hooked
         for field in _order_of(node):
@@ -203,9 +224,11 @@ def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str]) -> N
             value = getattr(node, field)
             if isinstance(value, (tuple, list)):
                 for child in value:
-                    _walk(visitor, child, hooked)
-            elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                _walk(visitor, value, hooked)
+                    if layout or child.__class__ not in TRIVIA:
+                        _walk(visitor, child, hooked, layout)
+            elif value is not None and value.__class__ is not cst.MaybeSentinel and (
+                    layout or value.__class__ not in TRIVIA):
+                _walk(visitor, value, hooked, layout)
             if attributes:
                 visitor.on_leave_attribute(node, field)
     visitor.on_leave(node)
