@@ -147,3 +147,34 @@ def test_an_undeclared_rule_or_one_out_of_order_fails_when_the_rules_are_asked_f
     monkeypatch.undo()
     idioms._registry.cache_clear()
     assert idioms.rules("finish")
+
+
+def test_no_idiom_writes_a_record_it_is_handed():
+    """Rules return what they decide (#40): no function of an idiom assigns or mutates a field of a
+    record it is handed (a parameter typed Registration, Site, DefunSite or Dispatch); the planner
+    writes verdicts and settled shapes, and a gathering rule fills only the records it makes."""
+    import ast
+
+    from tf_grl_migrate.migrator import idioms
+
+    records = {"Registration", "Site", "DefunSite", "Dispatch"}
+    mutators = {"append", "extend", "add", "update", "setdefault", "pop", "remove", "clear", "discard", "insert"}
+    package = pathlib.Path(idioms.__file__).parent
+    written = []
+    for module in idioms.MODULES:
+        tree = ast.parse((package / f"{module}.py").read_text(encoding="utf-8"))
+        for fdef in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            handed = {a.arg for a in [*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs]
+                      if a.annotation is not None and records & {n.id for n in ast.walk(a.annotation)
+                                                                 if isinstance(n, ast.Name)}}
+            for node in ast.walk(fdef):
+                field = None
+                if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    field = node.value if isinstance(node, ast.Subscript) else node
+                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                      and node.func.attr in mutators):
+                    field = node.func.value
+                root = field.value if isinstance(field, ast.Attribute) else field
+                if isinstance(root, ast.Name) and root.id in handed and root is not node:
+                    written.append(f"{module}.py:{node.lineno} {ast.unparse(node)[:60]}")
+    assert not written, written

@@ -26,10 +26,6 @@ class Registration:
     op_refs: dict = field(default_factory=dict)  # original Subscript node -> ("in"|"out", index)
     uses_output: bool = False
     body_names: set = field(default_factory=set)
-    renames: dict = field(default_factory=dict)  # Attribute in the body -> TF2 spelling (`tf.neg` -> `tf.negative`)
-    keywords: dict = field(default_factory=dict)  # Arg in the body -> its TF2 keyword (`keep_dims` -> `keepdims`)
-    tf2_checked: bool = False  # renames and keywords found (registered_gradient.tf2_spelling)
-    tf2_refusal: Refusal | None = None  # GRL114 where a name or keyword has no TF2 form
     rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
     owner: str = ""  # registered in the body of a plain module-level class bound once: the class calls go through
     # used for several op types, with `name=` values that differ or are not literals, or chosen by a

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -125,7 +125,7 @@ class DefunSite:
 def gather(facts: Facts) -> Gathered:
     """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
     found = Gathered()
-    sites = []
+    sites: list[tuple[DefunSite, Refusal | None]] = []  # each placed, with its form's refusal
     for node in facts.nodes:
         if not ((isinstance(node, cst.Attribute) and node.attr.value == "Defun")
                 or (isinstance(node, cst.Name) and node.value == "Defun")) or _in_import(facts, node):
@@ -141,21 +141,25 @@ def gather(facts: Facts) -> Gathered:
             taken = Refusal.of("GRL115", "taken_as_value", name=code_of(node), line=facts.pos(node)[0])
             found.verdicts.append((site, taken))
             continue
-        site = _placed(facts, DefunSite(parent))
-        if not facts.qn(node) & DEFUN and site.refusal is None:
-            site.provable = False  # `tf.Defun` of `lingvo.compat`, say: TensorFlow's, most likely, not provably
-        sites.append(site)
-    by_def = {id(s.fdef): s for s in sites if s.fdef is not None}
-    for site in sites:  # whose grad_func each Defun is, before any is refused
+        # `tf.Defun` of `lingvo.compat`, say: TensorFlow's, most likely, but not provably
+        site, refusal = _placed(facts, parent, provable=bool(facts.qn(node) & DEFUN))
+        sites.append((site, refusal))
+    by_def = {id(s.fdef): s for s, _ in sites if s.fdef is not None}
+    gradient_of: dict[DefunSite, DefunSite] = {}  # a Defun another's grad_func names -> that other
+    for site, _ in sites:
         other = _grad_func_defun(facts, site, by_def)
         if other is not None:
-            other.gradient_of = site
-    for site in sites:
+            gradient_of[other] = site
+    for site, refusal in sites:  # each record filled from what its checks found, before it is handed on
         found.own.append(site)
-        refusal = site.refusal or _arguments(facts, site, by_def)
+        site.gradient_of = gradient_of.get(site)
+        if refusal is None:
+            refusal, given = _arguments(facts, site, by_def)
+            site.dropped, site.grad_defun, site.gradient, site.gradient_def, site.reads_op = (
+                list(given.dropped), given.grad_defun, given.gradient, given.gradient_def, set(given.reads_op))
         if refusal is not None:
             found.verdicts.append((site, refusal))
-    for site in sites:  # a grad_func's Defun stands or falls with the Defun that uses it
+    for site, _ in sites:  # a grad_func's Defun stands or falls with the Defun that uses it
         other = site.gradient_of
         if other is not None and not _refused(found, site) and _refused(found, other):
             found.verdicts.append((site, Refusal.of("GRL115", "grad_func_refused", name=_name(other))))
@@ -176,22 +180,20 @@ def _name(site: DefunSite) -> str:
     return site.fdef.name.value if site.fdef is not None else site.target
 
 
-def _placed(facts: Facts, site: DefunSite) -> DefunSite:
-    """The form of the call: a decorator, ``target = Defun(...)(f)``, or one the tool refuses."""
-    call = site.call
+def _placed(facts: Facts, call: cst.Call, provable: bool) -> tuple[DefunSite, Refusal | None]:
+    """The form of the call: a decorator, ``target = Defun(...)(f)``, or one the tool refuses
+    (with its refusal). ``provable``: the callee is provably TensorFlow's Defun."""
     parent = facts.parent(call)
     if any(isinstance(n, (cst.For, cst.While, cst.CompFor)) for n in _ancestors(facts, call)):
-        site.refusal = Refusal.of("GRL115", "in_loop")
-        return site
+        return DefunSite(call, provable=provable), Refusal.of("GRL115", "in_loop")
     if isinstance(parent, cst.Decorator):
         fdef = facts.parent(parent)
         if not isinstance(fdef, cst.FunctionDef):
-            site.refusal = Refusal.of("GRL115", "decorates_class")
-            return site
-        site.fdef = fdef
+            return DefunSite(call, provable=provable), Refusal.of("GRL115", "decorates_class")
+        site = DefunSite(call, fdef=fdef, provable=provable)
         if len(fdef.decorators) != 1:
-            site.refusal = Refusal.of("GRL115", "decorators", function=fdef.name.value)
-        return site
+            return site, Refusal.of("GRL115", "decorators", function=fdef.name.value)
+        return site, None
     applied = parent if isinstance(parent, cst.Call) and parent.func is call else None
     assign = facts.parent(applied) if applied is not None else None
     stmt = facts.parent(assign) if isinstance(assign, cst.Assign) else None
@@ -199,18 +201,17 @@ def _placed(facts: Facts, site: DefunSite) -> DefunSite:
             and not applied.args[0].star and isinstance(assign, cst.Assign) and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name) and isinstance(stmt, cst.SimpleStatementLine)
             and len(stmt.body) == 1):
-        site.refusal = Refusal.of("GRL115", "other_use", line=facts.pos(call)[0])
-        return site
-    site.stmt, site.target, site.wrapped = stmt, assign.targets[0].target.value, applied.args[0].value
-    if isinstance(site.wrapped, cst.Name):
-        site.wrapped_def = facts.function_def_for(site.wrapped)
-        if site.wrapped.value == site.target:
-            site.refusal = Refusal.of("GRL115", "rebinds", name=site.target)
-        elif site.wrapped_def is None and len(facts.referents(site.wrapped)) != 1:
-            site.refusal = Refusal.of("GRL115", "bound_twice", name=site.wrapped.value)
-    else:
-        site.refusal = Refusal.of("GRL115", "wraps_expression", wrapped=code_of(site.wrapped))
-    return site
+        return DefunSite(call, provable=provable), Refusal.of("GRL115", "other_use", line=facts.pos(call)[0])
+    target, wrapped = assign.targets[0].target.value, applied.args[0].value
+    wrapped_def = facts.function_def_for(wrapped) if isinstance(wrapped, cst.Name) else None
+    site = DefunSite(call, stmt=stmt, target=target, wrapped=wrapped, wrapped_def=wrapped_def, provable=provable)
+    if not isinstance(wrapped, cst.Name):
+        return site, Refusal.of("GRL115", "wraps_expression", wrapped=code_of(wrapped))
+    if wrapped.value == target:
+        return site, Refusal.of("GRL115", "rebinds", name=target)
+    if wrapped_def is None and len(facts.referents(wrapped)) != 1:
+        return site, Refusal.of("GRL115", "bound_twice", name=wrapped.value)
+    return site, None
 
 
 def _ancestors(facts: Facts, start: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -223,41 +224,48 @@ def _ancestors(facts: Facts, start: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = facts.parent(node)
 
 
-def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> Refusal | None:
-    """The Defun's own arguments: input types (dropped), a gradient, and keywords TF2 has no use for."""
+@dataclass(frozen=True)
+class _Given:
+    """What a Defun's own arguments give its migration (_arguments)."""
+    dropped: tuple[str, ...] = ()  # the keywords TF2 has no use for
+    grad_defun: DefunSite | None = None  # grad_func's Defun
+    gradient: cst.BaseExpression | None = None  # python_grad_func's value
+    gradient_def: cst.FunctionDef | None = None  # the def it names, where it names one
+    reads_op: frozenset[str] = frozenset()  # "inputs", "outputs": what the gradient reads of op
+
+
+def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> tuple[Refusal | None, _Given]:
+    """The Defun's own arguments: input types (dropped), a gradient, and keywords TF2 has no use
+    for. Their refusal, and what they give."""
     gradients = [a for a in site.call.args if a.keyword is not None and a.keyword.value in _GRADIENTS]
     for arg in site.call.args:
         if arg.star == "**":
-            return Refusal.of("GRL115", "star_keywords")
-        if arg.keyword is None:
-            continue
-        if arg.keyword.value in DROPPED:
-            site.dropped.append(arg.keyword.value)
-        elif arg.keyword.value not in _GRADIENTS:
-            return Refusal.of("GRL115", "unknown_keyword", keyword=arg.keyword.value)
+            return Refusal.of("GRL115", "star_keywords"), _Given()
+        if arg.keyword is not None and arg.keyword.value not in DROPPED and arg.keyword.value not in _GRADIENTS:
+            return Refusal.of("GRL115", "unknown_keyword", keyword=arg.keyword.value), _Given()
+    given = _Given(tuple(a.keyword.value for a in site.call.args if a.keyword is not None
+                         and a.keyword.value in DROPPED))
     params = _params(site)
     if isinstance(params, Refusal):
-        return params
+        return params, given
     if not gradients:
-        return None  # no gradient of its own: a note (finish), or another Defun's grad_func
+        return None, given  # no gradient of its own: a note (finish), or another Defun's grad_func
     if not site.provable:
         shown = code_of(site.call.func)
         origin = ", ".join(sorted(facts.qn(site.call.func))) or "a name the tool cannot resolve"
-        return Refusal.of("GRL115", "not_provable", shown=shown, origin=origin)
+        return Refusal.of("GRL115", "not_provable", shown=shown, origin=origin), given
     if len(gradients) > 1:
-        return Refusal.of("GRL115", "both_gradients")
+        return Refusal.of("GRL115", "both_gradients"), given
     arg = gradients[0]
     reads = _attribute_reads(facts, site)
     if reads is not None:
-        return reads
+        return reads, given
     if arg.keyword is not None and arg.keyword.value == "grad_func":
         other = _grad_func_defun(facts, site, by_def)
         if other is None or any(a.keyword is not None and a.keyword.value in _GRADIENTS for a in other.call.args):
-            return Refusal.of("GRL115", "grad_func", grad_func=code_of(arg.value))
-        site.grad_defun = other
-        return None
-    site.gradient = arg.value
-    return _gradient(facts, site, arg.value)
+            return Refusal.of("GRL115", "grad_func", grad_func=code_of(arg.value)), given
+        return None, replace(given, grad_defun=other)
+    return _gradient(facts, replace(given, gradient=arg.value), arg.value)
 
 
 def _grad_func_defun(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> DefunSite | None:
@@ -297,57 +305,57 @@ def _attribute_reads(facts: Facts, site: DefunSite) -> Refusal | None:
     return None
 
 
-def _gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refusal | None:
+def _gradient(facts: Facts, given: _Given, value: cst.BaseExpression) -> tuple[Refusal | None, _Given]:
     """A python_grad_func the tool can call from a custom gradient: a lambda, or a def the
     module binds once, taking ``(op, *grads)`` and reading of ``op`` only ``op.inputs`` and
-    ``op.outputs`` (whole or indexed)."""
+    ``op.outputs`` (whole or indexed). Its refusal, and ``given`` with what it found."""
     function = None  # the gradient def's name; None: a lambda
     if isinstance(value, cst.Lambda):
         params, body_scope = value.params, facts.scope(value.body)
     elif isinstance(value, cst.Name) and (fdef := facts.function_def_for(value)) is not None:
         if fdef.decorators:
-            return Refusal.of("GRL115", "gradient_decorated", function=fdef.name.value)
-        site.gradient_def = fdef
+            return Refusal.of("GRL115", "gradient_decorated", function=fdef.name.value), given
+        given = replace(given, gradient_def=fdef)
         params, body_scope = fdef.params, facts.scope(fdef.body.body[0]) if fdef.body.body else None
         function = fdef.name.value
     elif _imported(facts, value):
-        return _imported_gradient(facts, site, value)
+        return _imported_gradient(facts, given, value)
     else:
-        return Refusal.of("GRL115", "gradient_chosen", gradient=code_of(value))
+        return Refusal.of("GRL115", "gradient_chosen", gradient=code_of(value)), given
     if not params.params or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
         return (Refusal.of("GRL115", "lambda_signature") if function is None else
-                Refusal.of("GRL115", "gradient_signature", function=function))
+                Refusal.of("GRL115", "gradient_signature", function=function)), given
     op = params.params[0].name.value
     if body_scope is None:
-        return None
+        return None, given
+    reads: set[str] = set()
     for binding in body_scope.assignments[op]:
         for access in binding.references:
             attr = facts.parent(access.node)
             if isinstance(attr, cst.Attribute) and attr.value is access.node and attr.attr.value in ("inputs",
                                                                                                   "outputs"):
-                site.reads_op.add(attr.attr.value)
+                reads.add(attr.attr.value)
                 continue
             if isinstance(attr, cst.Del):
                 continue
             shown = code_of(attr) if isinstance(attr, cst.Attribute) else op
             line = facts.pos(access.node)[0]
             return (Refusal.of("GRL115", "lambda_op_use", line=line, shown=shown) if function is None else
-                    Refusal.of("GRL115", "gradient_op_use", function=function, line=line, shown=shown))
-    return None
+                    Refusal.of("GRL115", "gradient_op_use", function=function, line=line, shown=shown)), given
+    return None, replace(given, reads_op=frozenset(reads))
 
 
-def _imported_gradient(facts: Facts, site: DefunSite, value: cst.BaseExpression) -> Refusal | None:
+def _imported_gradient(facts: Facts, given: _Given, value: cst.BaseExpression) -> tuple[Refusal | None, _Given]:
     """A gradient another module of the run defines: what it reads of ``op`` was read there
     (facts.Run); one from outside the run is not followed."""
     shown = code_of(value)
     found = next((g for g in facts.links.gradients if g.spelling == shown), None)
     if found is None:
-        return Refusal.of("GRL115", "outside_run", gradient=shown)
+        return Refusal.of("GRL115", "outside_run", gradient=shown), given
     if found.refusal:
         return Refusal.of("GRL115", "imported_refused", gradient=shown, file=os.path.basename(found.defined_in),
-                          why=found.refusal)
-    site.reads_op.update(found.reads)
-    return None
+                          why=found.refusal), given
+    return None, replace(given, reads_op=frozenset(found.reads))
 
 
 def _imported(facts: Facts, value: cst.BaseExpression) -> bool:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Union
 
 import libcst as cst
 
 from ...knowledge import ops
 from ...report import Diagnostic
-from ..facts import External
+from ..facts import Export, External
 from ..nodes import (
     attributes_in,
     calls_in,
@@ -152,12 +153,15 @@ def gather(facts: Facts) -> Gathered:
     """Every registration of the module, each checked alone, and what other modules of the run
     ask of those they use."""
     found = Gathered()
-    for reg, refusal in find(facts):
-        refusal = refusal or check(facts, reg)
-        refusal = use_elsewhere(facts, reg, refusal)
+    for reg, missing in find(facts):
+        checked = check(facts, reg) if missing is None else Checked(missing)
+        elsewhere = use_elsewhere(facts, reg, checked)
+        reg = replace(reg, op_refs=checked.op_refs, dropped=list(checked.dropped), uses_output=checked.uses_output,
+                      body_names=set(checked.body_names), rename=checked.rename, export=elsewhere.export,
+                      maker=elsewhere.maker, maker_name=elsewhere.maker)
         found.registrations.append(reg)
-        if refusal is not None:
-            found.verdicts.append((reg, refusal))
+        if elsewhere.refusal is not None:
+            found.verdicts.append((reg, elsewhere.refusal))
     return found
 
 
@@ -228,13 +232,13 @@ def find(facts: Facts) -> list[tuple[Registration, Refusal | None]]:
         if not (facts.qn(inner.func) & ops.REGISTER_GRADIENT and len(inner.args) == 1 and len(outer.args) == 1):
             continue
         name_expr, target = inner.args[0].value, outer.args[0].value
-        reg = Registration(facts.key(name_expr), None, "call", stmt=stmt, name_expr=name_expr)
-        if isinstance(target, cst.Name):
-            reg.fdef = facts.function_def_for(target)
-        elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):  # a factory's product
             factory = facts.function_def_for(target.func)
-            reg.kind, reg.factory_call = "factory", target
-            reg.fdef = factory_product(facts, factory) if factory is not None else None
+            product = factory_product(facts, factory) if factory is not None else None
+            reg = Registration(facts.key(name_expr), product, "factory", name_expr, stmt=stmt, factory_call=target)
+        else:
+            named = facts.function_def_for(target) if isinstance(target, cst.Name) else None
+            reg = Registration(facts.key(name_expr), named, "call", name_expr, stmt=stmt)
         missing = None if reg.fdef is not None else Refusal.of("GRL106", "not_found", registration=code_of(outer))
         found.append((reg, missing))
     return found
@@ -257,23 +261,37 @@ def factory_product(facts: Facts, factory: cst.FunctionDef) -> cst.FunctionDef |
     return None
 
 
-def check(facts: Facts, reg: Registration) -> Refusal | None:
+@dataclass(frozen=True)
+class Checked:
+    """What ``check`` found of a registration's function: its refusal, or what converting it needs."""
+    refusal: Refusal | None = None
+    op_refs: dict = field(default_factory=dict)  # `op.inputs[i]` / `op.outputs[0]` (or whole) -> ("in"|"out", i)
+    dropped: tuple = ()  # `del op` lines: no op in the converted function
+    uses_output: bool = False
+    body_names: frozenset = frozenset()  # the names the function's body reads, its own and grad's
+    rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
+
+
+def check(facts: Facts, reg: Registration) -> Checked:
     """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
     as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
-    can be kept or renamed. The refusal, or None."""
+    can be kept or renamed."""
     fdef = reg.function
     params = fdef.params
     plain = params.params
     if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
             or params.star_kwarg or params.posonly_params):
         short = len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT)  # TF1 fails too
-        return Refusal.of("GRL106", "signature_short" if short else "signature", function=fdef.name.value)
+        return Checked(Refusal.of("GRL106", "signature_short" if short else "signature", function=fdef.name.value))
     if reg.kind == "decorator" and len(fdef.decorators) != 1:
-        return Refusal.of("GRL106", "decorators", function=fdef.name.value)
+        return Checked(Refusal.of("GRL106", "decorators", function=fdef.name.value))
     op_name = plain[0].name
     fscope = facts.scope(fdef.body.body[0]) if fdef.body.body else None
     if fscope is None:
-        return Refusal.of("GRL106", "unanalysable", function=fdef.name.value)
+        return Checked(Refusal.of("GRL106", "unanalysable", function=fdef.name.value))
+    op_refs: dict = {}
+    dropped: list[cst.SimpleStatementLine] = []
+    uses_output = False
     for assignment in fscope.assignments[op_name.value]:
         for access in assignment.references:
             node = access.node
@@ -281,7 +299,7 @@ def check(facts: Facts, reg: Registration) -> Refusal | None:
             sub = facts.parent(attr)
             if (isinstance(attr, cst.Del) and attr.target is node and isinstance(sub, cst.SimpleStatementLine)
                     and len(sub.body) == 1):  # `del op  # unused`: the converted function has no op
-                reg.dropped.append(sub)
+                dropped.append(sub)
                 continue
             op_attr = attr if isinstance(attr, cst.Attribute) and attr.value is node else None  # `op.<name>`
             indexed = sub if isinstance(sub, cst.Subscript) and sub.value is attr else None  # `op.inputs[i]`
@@ -289,18 +307,24 @@ def check(facts: Facts, reg: Registration) -> Refusal | None:
             if (op_attr is None or op_attr.attr.value not in ("inputs", "outputs")
                     or (indexed is not None and index is None)
                     or (isinstance(sub, cst.Attribute) and sub.value is attr)):  # `op.inputs.count`
-                return Refusal.of("GRL103", "op_feature", function=fdef.name.value, line=facts.pos(node)[0],
-                                  shown=code_of(op_attr) if op_attr is not None else op_name.value)
+                return Checked(Refusal.of("GRL103", "op_feature", function=fdef.name.value,
+                                          line=facts.pos(node)[0],
+                                          shown=code_of(op_attr) if op_attr is not None else op_name.value))
             kind = "in" if op_attr.attr.value == "inputs" else "out"
             if indexed is None:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
-                reg.op_refs[op_attr] = (kind, None)
+                op_refs[op_attr] = (kind, None)
             elif kind == "out" and index != 0:
-                return Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index)
+                return Checked(Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index))
             else:
-                reg.op_refs[indexed] = (kind, index)
-            reg.uses_output |= kind == "out"
-    reg.body_names = {n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value}
-    return tf2_spelling(facts, reg) or check_def_name(facts, reg)
+                op_refs[indexed] = (kind, index)
+            uses_output |= kind == "out"
+    body_names = frozenset({n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value})
+    refusal = tf2_spelling(facts, reg).refusal
+    if refusal is None:
+        refusal, rename = check_def_name(facts, reg)
+        if refusal is None:
+            return Checked(None, op_refs, tuple(dropped), uses_output, body_names, rename)
+    return Checked(refusal)
 
 
 def _literal_index(sub: cst.Subscript) -> int | None:
@@ -311,19 +335,19 @@ def _literal_index(sub: cst.Subscript) -> int | None:
     return int(index.value, 0) if isinstance(index, cst.Integer) else None
 
 
-def check_def_name(facts: Facts, reg: Registration) -> Refusal | None:
+def check_def_name(facts: Facts, reg: Registration) -> tuple[Refusal | None, bool]:
     """Two registrations whose functions share one name (``_GuidedReluGrad`` for "GuidedRelu" and
     "DeconvRelu"): TF1 keyed them by registration name, but converted in place the second def
-    would shadow the first at every call. Such a function gets a fresh name, unless the name is
-    also read somewhere (renaming would break that reader): then it is refused."""
+    would shadow the first at every call. Such a function gets a fresh name (``(None, True)``),
+    unless the name is also read somewhere (renaming would break that reader): then it is refused."""
     if reg.kind == "factory":
-        return None
+        return None, False
     scope = facts.scope(reg.function)
     if scope is None:
-        return Refusal.of("GRL106", "unanalysable", function=reg.function.name.value)
+        return Refusal.of("GRL106", "unanalysable", function=reg.function.name.value), False
     bindings = scope.assignments[reg.function.name.value]
     if len(bindings) < 2:
-        return None
+        return None, False
     # a decorated function's name is read by nobody but such readers; the call form reads it itself
     if reg.kind == "decorator":
         readers = [a.node for b in bindings for a in b.references]
@@ -331,37 +355,53 @@ def check_def_name(facts: Facts, reg: Registration) -> Refusal | None:
         assert reg.stmt is not None  # a registration of the call form is its statement
         readers = [reg.stmt]
     if readers:
-        return Refusal.of("GRL106", "name_shared", function=reg.function.name.value, line=facts.pos(readers[0])[0])
-    reg.rename = True
-    return None
+        return Refusal.of("GRL106", "name_shared", function=reg.function.name.value,
+                          line=facts.pos(readers[0])[0]), False
+    return None, True
 
 
-def tf2_spelling(facts: Facts, reg: Registration) -> Refusal | None:
-    """TF2's spelling of the TF1 names and keywords in a gradient function's body, found once
-    (``reg.renames``, ``reg.keywords``): the GRL114 refusal where one has no TF2 form, else None.
-    The inline rewrite moves the body; the runtime map keeps it (idioms/runtime_map), and asks this
-    also of a registration refused for another reason first."""
-    if not reg.tf2_checked:
-        reg.tf2_checked = True
-        reg.tf2_refusal = _removed_aliases(facts, reg) or _keywords(facts, reg)
-    return reg.tf2_refusal
+@dataclass(frozen=True)
+class Spelling:
+    """TF2's spelling of the TF1 names and keywords in a gradient function's body (tf2_spelling)."""
+    renames: dict  # Attribute in the body -> its TF2 spelling (`tf.neg` -> `tf.negative`)
+    keywords: dict  # Arg in the body -> its TF2 keyword (`keep_dims` -> `keepdims`)
+    refusal: Refusal | None  # GRL114 where a name or keyword has no TF2 form
+
+    def edits(self) -> list[Edit]:
+        return respelled(self.renames, self.keywords)
 
 
-def _removed_aliases(facts: Facts, reg: Registration) -> Refusal | None:
+def tf2_spelling(facts: Facts, reg: Registration) -> Spelling:
+    """TF2's spelling of the TF1 names and keywords in a registration's gradient function, found
+    once per function for the module. The inline rewrite moves the body; the runtime map keeps it
+    (idioms/runtime_map), and asks this also of a registration refused for another reason first."""
+    fdef = reg.function
+    return facts.memo(("tf2_spelling", fdef), lambda: _spelling(facts, fdef))
+
+
+def _spelling(facts: Facts, fdef: cst.FunctionDef) -> Spelling:
+    renames: dict = {}
+    keywords: dict = {}
+    refusal = _removed_aliases(facts, fdef, renames) or _keywords(facts, fdef, renames, keywords)
+    return Spelling(renames, keywords, refusal)
+
+
+def _removed_aliases(facts: Facts, fdef: cst.FunctionDef, renames: dict) -> Refusal | None:
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
-    (``tf2_name``); a name TF2 has in no form refuses the registration (GRL114)."""
-    for attr in attributes_in(reg.function.body):
+    (``tf2_name``; those TF2 spells otherwise go into ``renames``); a name TF2 has in no form
+    refuses the registration (GRL114)."""
+    for attr in attributes_in(fdef.body):
         found = tf2_name(facts, attr)
         if found is None:
             continue
         if isinstance(found, str):
-            reg.renames[attr] = found
+            renames[attr] = found
             continue
         qualified, removed = found
         if removed:
-            return Refusal.of("GRL114", "removed", function=reg.function.name.value, line=facts.pos(attr)[0],
+            return Refusal.of("GRL114", "removed", function=fdef.name.value, line=facts.pos(attr)[0],
                               name=code_of(attr))
-        return Refusal.of("GRL114", "missing", function=reg.function.name.value, line=facts.pos(attr)[0],
+        return Refusal.of("GRL114", "missing", function=fdef.name.value, line=facts.pos(attr)[0],
                           name=code_of(attr), tf=ops.tf_version(), qualified=qualified)
     return None
 
@@ -393,13 +433,13 @@ def tf2_name(facts: Facts, attr: cst.Attribute) -> str | tuple[str, bool] | None
     return respelled_text(attr, old, new)
 
 
-def _keywords(facts: Facts, reg: Registration) -> Refusal | None:
+def _keywords(facts: Facts, fdef: cst.FunctionDef, renames: dict, respelt: dict) -> Refusal | None:
     """Keywords TF2 renamed or dropped in the calls the body makes (``tf.reduce_mean(...,
-    keep_dims=True)`` in DoReFa copies): written as TF2 spells them, from tf_upgrade_v2's own
-    tables; an argument TF2 has no keyword for refuses the registration (GRL114). Calls spelled
-    ``tf.compat.v1.X`` (or respelled so) keep TF1's keywords."""
-    for call in calls_in(reg.function.body):
-        if call.func in reg.renames or any(
+    keep_dims=True)`` in DoReFa copies): written as TF2 spells them (into ``respelt``), from
+    tf_upgrade_v2's own tables; an argument TF2 has no keyword for refuses the registration
+    (GRL114). Calls spelled ``tf.compat.v1.X`` (or respelled so, ``renames``) keep TF1's keywords."""
+    for call in calls_in(fdef.body):
+        if call.func in renames or any(
             q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)
         ):
             continue
@@ -409,14 +449,14 @@ def _keywords(facts: Facts, reg: Registration) -> Refusal | None:
         keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         changes, why = ops.keyword_changes(facts.qn(call.func), len(positional), keywords)
         if why is not None:
-            return Refusal.of("GRL114", "keywords", function=reg.function.name.value, line=facts.pos(call)[0],
+            return Refusal.of("GRL114", "keywords", function=fdef.name.value, line=facts.pos(call)[0],
                               callee=code_of(call.func), tf=ops.tf_version(), why=why)
         for i, arg in enumerate(positional):
             if i in changes:
-                reg.keywords[arg] = changes[i]
+                respelt[arg] = changes[i]
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in changes:
-                reg.keywords[arg] = changes[arg.keyword.value]
+                respelt[arg] = changes[arg.keyword.value]
     return None
 
 
@@ -505,24 +545,32 @@ def reached_through_class(facts: Facts, reg: Registration, here: Scope | None) -
     return not any(cname in s.assignments for s in chain[:-1] if not isinstance(s, ClassScope))
 
 
-def use_elsewhere(facts: Facts, reg: Registration, refusal: Refusal | None) -> Refusal | None:
+@dataclass(frozen=True)
+class Elsewhere:
+    """What other modules of the run ask of a registration (use_elsewhere)."""
+    refusal: Refusal | None  # its refusal: the one it had already, or the one their uses give it
+    export: Export | None = None  # the uses elsewhere
+    maker: bool = False  # converted to a maker that takes `name=`, whatever its local uses
+
+
+def use_elsewhere(facts: Facts, reg: Registration, checked: Checked) -> Elsewhere:
     """A registration other modules of the run use (facts.Export): converted to a maker whatever
-    its local uses, or kept (with every local use) when a use elsewhere is not migrated. Its
-    refusal (``refusal``, the one it had already, where it had one)."""
+    its local uses, or kept (with every local use) when a use elsewhere is not migrated.
+    ``checked``: what ``check`` found (its refusal, where it has one, stands)."""
+    refusal = checked.refusal
     exports = {e.function: e for e in facts.links.exports}
     if not exports or reg.fdef is None:  # a call registration whose function was not found: refused already
-        return refusal
+        return Elsewhere(refusal)
     export = exports.get(reg.function.name.value)
     if export is None or not isinstance(facts.scope(reg.function), GlobalScope):
-        return refusal
-    reg.export = export
+        return Elsewhere(refusal)
     if export.refusal:
-        return refusal or Refusal.of("GRL110", "kept", name=code_of(reg.name_expr), **export.refusal.passed_on())
-    if reg.kind == "factory" or reg.rename:
-        return refusal or Refusal.of("GRL106", "exported_renamed", function=reg.function.name.value,
-                                     users=", ".join(export.used_in))
-    reg.maker = reg.maker_name = True
-    return refusal
+        return Elsewhere(refusal or Refusal.of("GRL110", "kept", name=code_of(reg.name_expr),
+                                               **export.refusal.passed_on()), export)
+    if reg.kind == "factory" or checked.rename:
+        return Elsewhere(refusal or Refusal.of("GRL106", "exported_renamed", function=reg.function.name.value,
+                                               users=", ".join(export.used_in)), export)
+    return Elsewhere(refusal, export, maker=True)
 
 
 @rule("finish")
@@ -616,7 +664,7 @@ def emit(builder: Converting, reg: Registration) -> list[Edit]:
         return template.with_changes(body=block, leading_lines=updated.leading_lines,
                                      lines_after_decorators=updated.lines_after_decorators)
 
-    edits += [Redefine(fdef, build), *respelled(reg.renames, reg.keywords)]
+    edits += [Redefine(fdef, build), *tf2_spelling(builder.facts, reg).edits()]
     if reg.kind == "decorator":
         edits += [Drop(reg.decorator), *hoist_guard(builder, reg)]
     elif reg.kind == "call":

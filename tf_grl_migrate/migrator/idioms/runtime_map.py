@@ -16,7 +16,7 @@ import libcst as cst
 
 from ...knowledge import ops
 from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_keywords
-from ..plan import Drop, Edit, Keep, Recall, respelled
+from ..plan import Drop, Edit, Keep, Recall
 from ..sites import Dispatch, Registration, is_string_literal, string_value
 from ..verdicts import Hint, Refusal
 from . import override_block, registered_gradient
@@ -88,7 +88,8 @@ def calls(taken: Taken) -> list[cst.Call]:
 def emit_all(builder: Converting, taken: Taken) -> list[Edit]:
     """Each moved map call; each registration a moved block may name stays, spelt as TF2 spells it."""
     return [*(e for call in taken.taken for e in emit(builder, call)),
-            *(e for reg in taken.kept for e in respelled(reg.renames, reg.keywords))]
+            *(e for reg in taken.kept if reg.fdef is not None
+              for e in registered_gradient.tf2_spelling(builder.facts, reg).edits())]
 
 
 @rule("hint")
@@ -174,7 +175,7 @@ def _not_tf2(facts: Facts, reg: Registration) -> str | None:
     """Why the kept gradient function would fail under TF2 on a name or keyword (GRL114's message),
     or None: names and keywords TF2 spells otherwise are respelled in place, as the inline rewrite
     does in the code it moves."""
-    found = registered_gradient.tf2_spelling(facts, reg) if reg.fdef is not None else None
+    found = registered_gradient.tf2_spelling(facts, reg).refusal if reg.fdef is not None else None
     return found.message if found else None
 
 
