@@ -148,3 +148,28 @@ def test_unchanged_statements_are_paired_one_to_one_and_a_lost_twin_is_still_cau
         safety.check(original, "import a\nx = f()\nx = f()\n\n\n@deco\ndef g():\n    pass\n", removed=[], dissolved=[])
     with pytest.raises(safety.SafetyError, match="`Expr`"):  # a decorated def whose decorator went
         safety.check("@deco\ndef g():\n    pass\nh()\n", "def g():\n    pass\n", removed=[], dissolved=[])
+
+
+def test_the_statements_counted_are_those_ast_walk_finds():
+    """The net counts statements without walking expressions (statements are only in bodies and
+    in except/case clauses): the very statements ``ast.walk`` meets, in every case file and in
+    a module with every kind of body."""
+    import ast
+    import pathlib
+
+    every_body = ("async def f():\n    async with a:\n        pass\n    async for b in c:\n        pass\n"
+                  "class C:\n    @d\n    def m(self):\n        while e:\n            break\n        else:\n"
+                  "            pass\n"
+                  "try:\n    pass\nexcept E:\n    pass\nelse:\n    pass\nfinally:\n    pass\n"
+                  "try:\n    pass\nexcept* E:\n    pass\n"
+                  "match x:\n    case 1:\n        if y:\n            pass\n        elif z:\n            pass\n"
+                  "with g:\n    for i in j:\n        lambda: (yield)\n")
+    cases = pathlib.Path(__file__).parent / "cases"
+    for source in [every_body, *(p.read_text(encoding="utf-8") for p in sorted(cases.rglob("*.py")))]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for top in tree.body:
+            walked = [n for n in ast.walk(top) if isinstance(n, ast.stmt)]
+            assert sorted(map(id, safety._statements(top))) == sorted(map(id, walked))

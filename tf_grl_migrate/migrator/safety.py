@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterator
 
 from .precheck import MARKER, statement_text
 
 RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
 RUNTIME_PY_FUNC = "py_func"  # tf_grl_migrate.py_func(..., grad=, override_types=): the registration moves there
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list")
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements (and clauses) are
+_BODIES = (*_STATEMENT_FIELDS, "decorator_list")
 _HAZARDS = {
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await", ast.Import: "import",
     ast.ImportFrom: "from ... import", ast.AsyncFor: "async for", ast.AsyncWith: "async with",
@@ -121,10 +123,22 @@ def _keys(tree: ast.AST, flips: bool, skip: frozenset[int] | set[int] = frozense
     for top in tree.body if isinstance(tree, ast.Module) else [tree]:
         if id(top) in skip:
             continue
-        for node in ast.walk(top):
-            if isinstance(node, ast.stmt):
-                keys.update(_statement_keys(node, flips))
+        for node in _statements(top):
+            keys.update(_statement_keys(node, flips))
     return keys
+
+
+def _statements(top: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement in ``top`` (itself included), as ``ast.walk`` finds them, without walking
+    the expressions: statements are only ever in the bodies of statements, ``except`` clauses
+    and ``case`` clauses."""
+    stack = [top]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        for field in _STATEMENT_FIELDS:
+            stack.extend(getattr(node, field, ()))
 
 
 def _statement_keys(stmt: ast.stmt, flips: bool) -> list:
