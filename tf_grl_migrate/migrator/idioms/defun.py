@@ -105,7 +105,7 @@ class DefunSite:
     gradient_def: cst.FunctionDef | None = None  # the def python_grad_func names, where it names one
     grad_defun: DefunSite | None = None  # grad_func's Defun
     reads_op: set[str] = field(default_factory=set)  # "inputs", "outputs": what the gradient reads of op
-    dropped: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # the keywords TF2 has no use for (DROPPED)
     gradient_of: DefunSite | None = None  # this Defun is another's grad_func
     refusal: Refusal | None = None
     anchor: cst.CSTNode | None = None  # where a Defun taken as a value is named
@@ -226,12 +226,13 @@ def _ancestors(facts: Facts, start: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 @dataclass(frozen=True)
 class _Given:
-    """What a Defun's own arguments give its migration (_arguments)."""
-    dropped: tuple[str, ...] = ()  # the keywords TF2 has no use for
-    grad_defun: DefunSite | None = None  # grad_func's Defun
-    gradient: cst.BaseExpression | None = None  # python_grad_func's value
-    gradient_def: cst.FunctionDef | None = None  # the def it names, where it names one
-    reads_op: frozenset[str] = frozenset()  # "inputs", "outputs": what the gradient reads of op
+    """What a Defun's own arguments give its migration (_arguments): gather puts them into its
+    site's fields of the same names."""
+    dropped: tuple[str, ...] = ()
+    grad_defun: DefunSite | None = None
+    gradient: cst.BaseExpression | None = None
+    gradient_def: cst.FunctionDef | None = None
+    reads_op: frozenset[str] = frozenset()
 
 
 def _arguments(facts: Facts, site: DefunSite, by_def: dict[int, DefunSite]) -> tuple[Refusal | None, _Given]:

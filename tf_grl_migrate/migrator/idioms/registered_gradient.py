@@ -154,7 +154,7 @@ def gather(facts: Facts) -> Gathered:
     ask of those they use."""
     found = Gathered()
     for reg, missing in find(facts):
-        checked = check(facts, reg) if missing is None else Checked(missing)
+        checked = check(facts, reg) if missing is None else GradientChecked(missing)
         elsewhere = use_elsewhere(facts, reg, checked)
         reg = replace(reg, op_refs=checked.op_refs, dropped=list(checked.dropped), uses_output=checked.uses_output,
                       body_names=set(checked.body_names), rename=checked.rename, export=elsewhere.export,
@@ -262,17 +262,18 @@ def factory_product(facts: Facts, factory: cst.FunctionDef) -> cst.FunctionDef |
 
 
 @dataclass(frozen=True)
-class Checked:
-    """What ``check`` found of a registration's function: its refusal, or what converting it needs."""
+class GradientChecked:
+    """What ``check`` found of a registration's gradient function: its refusal, or what converting
+    it needs (gather makes the registration with them: its fields of the same names)."""
     refusal: Refusal | None = None
-    op_refs: dict = field(default_factory=dict)  # `op.inputs[i]` / `op.outputs[0]` (or whole) -> ("in"|"out", i)
-    dropped: tuple = ()  # `del op` lines: no op in the converted function
+    op_refs: dict = field(default_factory=dict)
+    dropped: tuple = ()
     uses_output: bool = False
-    body_names: frozenset = frozenset()  # the names the function's body reads, its own and grad's
-    rename: bool = False  # its def name is bound twice in its scope: the converted function gets a fresh one
+    body_names: frozenset = frozenset()
+    rename: bool = False
 
 
-def check(facts: Facts, reg: Registration) -> Checked:
+def check(facts: Facts, reg: Registration) -> GradientChecked:
     """What the function itself allows: the signature (op, grad), one decorator, ``op`` read only
     as ``op.inputs[i]`` / ``op.outputs[0]`` (or whole), TensorFlow names TF2 has, a def name that
     can be kept or renamed."""
@@ -282,13 +283,14 @@ def check(facts: Facts, reg: Registration) -> Checked:
     if (len(plain) != 2 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params
             or params.star_kwarg or params.posonly_params):
         short = len(plain) < 2 and params.star_arg in (None, cst.MaybeSentinel.DEFAULT)  # TF1 fails too
-        return Checked(Refusal.of("GRL106", "signature_short" if short else "signature", function=fdef.name.value))
+        return GradientChecked(Refusal.of("GRL106", "signature_short" if short else "signature",
+                                          function=fdef.name.value))
     if reg.kind == "decorator" and len(fdef.decorators) != 1:
-        return Checked(Refusal.of("GRL106", "decorators", function=fdef.name.value))
+        return GradientChecked(Refusal.of("GRL106", "decorators", function=fdef.name.value))
     op_name = plain[0].name
     fscope = facts.scope(fdef.body.body[0]) if fdef.body.body else None
     if fscope is None:
-        return Checked(Refusal.of("GRL106", "unanalysable", function=fdef.name.value))
+        return GradientChecked(Refusal.of("GRL106", "unanalysable", function=fdef.name.value))
     op_refs: dict = {}
     dropped: list[cst.SimpleStatementLine] = []
     uses_output = False
@@ -307,14 +309,14 @@ def check(facts: Facts, reg: Registration) -> Checked:
             if (op_attr is None or op_attr.attr.value not in ("inputs", "outputs")
                     or (indexed is not None and index is None)
                     or (isinstance(sub, cst.Attribute) and sub.value is attr)):  # `op.inputs.count`
-                return Checked(Refusal.of("GRL103", "op_feature", function=fdef.name.value,
-                                          line=facts.pos(node)[0],
-                                          shown=code_of(op_attr) if op_attr is not None else op_name.value))
+                return GradientChecked(Refusal.of("GRL103", "op_feature", function=fdef.name.value,
+                                                  line=facts.pos(node)[0],
+                                                  shown=code_of(op_attr) if op_attr is not None else op_name.value))
             kind = "in" if op_attr.attr.value == "inputs" else "out"
             if indexed is None:  # `inputs, bound = op.inputs`: the list of the custom-gradient inputs / outputs
                 op_refs[op_attr] = (kind, None)
             elif kind == "out" and index != 0:
-                return Checked(Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index))
+                return GradientChecked(Refusal.of("GRL103", "later_output", function=fdef.name.value, index=index))
             else:
                 op_refs[indexed] = (kind, index)
             uses_output |= kind == "out"
@@ -323,8 +325,8 @@ def check(facts: Facts, reg: Registration) -> Checked:
     if refusal is None:
         refusal, rename = check_def_name(facts, reg)
         if refusal is None:
-            return Checked(None, op_refs, tuple(dropped), uses_output, body_names, rename)
-    return Checked(refusal)
+            return GradientChecked(None, op_refs, tuple(dropped), uses_output, body_names, rename)
+    return GradientChecked(refusal)
 
 
 def _literal_index(sub: cst.Subscript) -> int | None:
@@ -553,7 +555,7 @@ class Elsewhere:
     maker: bool = False  # converted to a maker that takes `name=`, whatever its local uses
 
 
-def use_elsewhere(facts: Facts, reg: Registration, checked: Checked) -> Elsewhere:
+def use_elsewhere(facts: Facts, reg: Registration, checked: GradientChecked) -> Elsewhere:
     """A registration other modules of the run use (facts.Export): converted to a maker whatever
     its local uses, or kept (with every local use) when a use elsewhere is not migrated.
     ``checked``: what ``check`` found (its refusal, where it has one, stands)."""
