@@ -81,8 +81,9 @@ def parse(code: str) -> Any:
 
 
 def _names_nowhere(code: str) -> bool:
-    """True when no code object compiled from ``code`` names ``gradient_override_map``, so nothing
-    in it can call it: the mention is in strings or comments only (a 600 KB generated TensorFlow
+    """True when no code object compiled from ``code`` names ``gradient_override_map`` (or holds
+    it as a string of its own), so nothing in it can call it: the mention is in other strings
+    or comments only (a 600 KB generated TensorFlow
     module whose docstrings show the map compiles in half the time ``ast.parse`` takes and needs
     no tree walk). CPython keeps the names of dead code (``if 0:``, after ``return``); the one
     place a name vanishes is an annotation that is never evaluated, which never enters the map
@@ -98,10 +99,13 @@ def _names_nowhere(code: str) -> bool:
 
 
 def _names_in(code_object: CodeType) -> bool:
+    """Whether the code names the map (or a Defun), or holds the map's name as a string constant
+    (``getattr(g, "gradient_override_map")``, which reaches the map by its name)."""
     names = code_object.co_names
     if MARKER in names or PRIVATE in names or DEFUN in names:
         return True
-    return any(hasattr(const, "co_names") and _names_in(const) for const in code_object.co_consts)
+    return any(const == MARKER or (hasattr(const, "co_names") and _names_in(const))
+               for const in code_object.co_consts)
 
 
 _DEAD_NAMES_KEPT: bool | None = None
