@@ -108,6 +108,10 @@ SCREEN_SHAPES = {
     "f-string": _HEAD + "s = f\"{g.gradient_override_map({'Foo': 'Id'})}\"\n",
     "module-level-return": _HEAD + "return\n" + _BLOCK,  # compiles for ast, not for the compiler
     "unknown-op": _HEAD + _BLOCK.replace('"Identity"', '"IdentityN"'),
+    # the map reached by its name as a string, or a wrapper handed in under the map's name: no global names it
+    "getattr-string": _HEAD + _BLOCK.replace("g.gradient_override_map", 'getattr(g, "gradient_override_map")'),
+    "parameter-named-like-it": _HEAD + "def f(x, gradient_override_map):\n    " + _BLOCK.replace(
+        "g.gradient_override_map", "gradient_override_map").replace("\n", "\n    ").rstrip() + "\n",
 }
 
 
@@ -126,7 +130,8 @@ def test_bytecode_screen_answers_only_for_mentions_outside_code():
     keeps = precheck._compiler_keeps_dead_names()
     assert precheck._names_nowhere(SCREEN_SHAPES["docstring-only"]) == keeps
     assert precheck._names_nowhere(SCREEN_SHAPES["comment-only"]) == keeps
-    for name in ("dead-if-0", "after-return", "lambda-default", "f-string", "unknown-op"):
+    for name in ("dead-if-0", "after-return", "lambda-default", "f-string", "unknown-op", "getattr-string",
+                 "parameter-named-like-it"):
         assert not precheck._names_nowhere(SCREEN_SHAPES[name]), name
     assert not precheck._names_nowhere(SCREEN_SHAPES["module-level-return"])  # does not compile: ast decides
 

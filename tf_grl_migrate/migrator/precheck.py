@@ -81,14 +81,14 @@ def parse(code: str) -> Any:
 
 
 def _names_nowhere(code: str) -> bool:
-    """True when no code object compiled from ``code`` names ``gradient_override_map`` (or holds
-    it as a string of its own), so nothing in it can call it: the mention is in other strings
-    or comments only (a 600 KB generated TensorFlow
-    module whose docstrings show the map compiles in half the time ``ast.parse`` takes and needs
-    no tree walk). CPython keeps the names of dead code (``if 0:``, after ``return``); the one
-    place a name vanishes is an annotation that is never evaluated, which never enters the map
-    either. False whenever this cannot be told (the text does not compile, or this interpreter
-    drops dead code's names, which a probe checks once)."""
+    """True when no code object compiled from ``code`` names ``gradient_override_map`` or holds it
+    as a string of its own (``_names_in``), so nothing in it can call it: the mention is in other
+    strings or comments only. It says so only where ``_nothing_reaches_the_map`` would on the
+    tree, faster (a 600 KB generated TensorFlow module whose docstrings show the map compiles in half
+    the time ``ast.parse`` takes and needs no tree walk). CPython keeps the names of dead code
+    (``if 0:``, after ``return``); the one place a name vanishes is an annotation that is never
+    evaluated, which never enters the map either. False whenever this cannot be told (the text
+    does not compile, or this interpreter drops dead code's names, which a probe checks once)."""
     if not _compiler_keeps_dead_names():
         return False
     try:
@@ -99,11 +99,13 @@ def _names_nowhere(code: str) -> bool:
 
 
 def _names_in(code_object: CodeType) -> bool:
-    """Whether the code names the map (or a Defun), or holds the map's name as a string constant
+    """Whether the code names the map (or a Defun), as a global, an attribute or a local (a
+    parameter named like the map: a wrapper), or holds the map's name as a string constant
     (``getattr(g, "gradient_override_map")``, which reaches the map by its name)."""
-    names = code_object.co_names
-    if MARKER in names or PRIVATE in names or DEFUN in names:
-        return True
+    for names in (code_object.co_names, code_object.co_varnames, code_object.co_cellvars,
+                  code_object.co_freevars):
+        if MARKER in names or PRIVATE in names or DEFUN in names:
+            return True
     return any(const == MARKER or (hasattr(const, "co_names") and _names_in(const))
                for const in code_object.co_consts)
 
