@@ -196,12 +196,12 @@ def _read_text(path: str) -> tuple[str, Callable[[Diagnostic], Diagnostic]] | Fi
 
 
 def _decoded(path: str, raw: bytes) -> tuple[str, Callable[[Diagnostic], Diagnostic]] | FileReport:
-    from .migrator.files import text_of
+    from .migrator.files import DECODE_ERRORS, cannot_decode, text_of
 
     try:
         return text_of(path, raw)
-    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
-        return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
+    except (*DECODE_ERRORS, ValueError) as exc:  # ValueError: a notebook's JSON
+        return cannot_decode(path, exc)
 
 
 def _process(args: tuple) -> FileReport:
@@ -396,7 +396,7 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     import dataclasses
 
     from .migrator import facts
-    from .migrator.files import decode, process_file, read
+    from .migrator.files import DECODE_ERRORS, decode, process_file, read
 
     def facts_of(path: str, raw: bytes) -> ModuleFacts | None:
         key = cache.key(raw, False, "facts") if cache is not None else ""
@@ -405,7 +405,7 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
             return None if stored == "unparsable" else facts.from_json(path, stored)
         try:
             found = facts.gather(path, decode(raw).text)
-        except (SyntaxError, UnicodeDecodeError, LookupError):
+        except DECODE_ERRORS:  # (SyntaxError among them: a module that does not parse)
             found = None
         if cache is not None:
             cache.put_data(key, "unparsable" if found is None else facts.to_json(found))

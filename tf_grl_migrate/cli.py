@@ -14,7 +14,7 @@ from typing import Any, Literal, TextIO
 import click
 
 from . import __version__, api, report
-from .migrator.files import decode, migrate_text
+from .migrator.files import DECODE_ERRORS, cannot_decode, decode, migrate_text
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
 PROGRESS_AFTER_S = 2.0  # ... or for any run still going after this long (one long module)
@@ -206,9 +206,8 @@ def _isolation_note() -> None:
 def _stdin(check: bool, use_runtime: bool, fmt: str) -> int:
     try:
         text = decode(sys.stdin.buffer.read()).text
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        failed = report.FileReport("-", diagnostics=[
-            report.Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
+    except DECODE_ERRORS as exc:
+        failed = cannot_decode("-", exc)
         if fmt == "json":
             click.echo(report.to_json([failed], write=False))
         else:

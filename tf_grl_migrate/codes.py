@@ -81,6 +81,10 @@ _NOT_CAMEL_CASE = ("Op types are CamelCase, such as 'Cast' or 'Maximum'; the mig
                    "either.")  # GRL203's details
 
 
+# GRL901's and GRL907's "port": the port --verify-against reads cannot be read, in that code's words (``why``)
+_PORT = Message("the migrated file {path}: {why}")
+
+
 def _defun(why: str, fix: str = "write its @tf.custom_gradient by hand") -> Message:
     """A GRL115 message: why the Defun is refused, the fix, and what every such refusal adds."""
     return Message(f"{why}: {fix}", "A Defun's gradient becomes tf.custom_gradient inline only where it reads "
@@ -571,7 +575,7 @@ TABLE: dict[str, Code] = {
             "cannot_read": Message("cannot read: {error}"),
             "cannot_decode": Message("cannot decode: {error}"),
             "notebook": Message("cannot read notebook: {error}"),
-            "port": Message("the migrated file {path}: {why}"),
+            "port": _PORT,
         }),
     "GRL902": Code(
         "cannot parse file", FAILURE, ERROR,
@@ -621,7 +625,7 @@ TABLE: dict[str, Code] = {
         messages={
             "too_large": Message(
                 "skipped: {error}, over the {limit} MiB a file may have; if it is code to migrate, split it"),
-            "port": Message("the migrated file {path}: {why}"),
+            "port": _PORT,
         }),
 }
 CODES = {code: entry.title for code, entry in TABLE.items()}  # code -> title (what docs and --explain show)

@@ -81,12 +81,21 @@ class Source(NamedTuple):
 
 
 def decode(raw: bytes) -> Source:
-    """Decode as Python does (PEP 263 cookie, UTF-8 BOM), keeping every newline as it is."""
+    """Decode as Python does (PEP 263 cookie, UTF-8 BOM), keeping every newline as it is. Raises
+    one of DECODE_ERRORS where the bytes are not text Python reads."""
     import io
     import tokenize  # this and the other imports inside functions: only files that need them pay
 
     encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     return Source(raw.decode(encoding), encoding)
+
+
+DECODE_ERRORS = (SyntaxError, UnicodeDecodeError, LookupError)  # what decode raises (a bad cookie, bad bytes)
+
+
+def cannot_decode(path: str, exc: BaseException) -> FileReport:
+    """The report of a file whose bytes cannot be decoded (GRL901), left as it is."""
+    return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -160,6 +169,13 @@ def _compute(path: str, text: str, use_runtime: bool, cache: Cache | None, key: 
     return new_text, report
 
 
+def _our_failure(exc: Exception) -> Diagnostic:
+    """GRL903 for an exception of the tool's own: a module nested too deeply for it, or a bug."""
+    if isinstance(exc, RecursionError):
+        return Diagnostic.said((1, 1), "GRL903", "too_deep")
+    return Diagnostic.said((1, 1), "GRL903", "internal", kind=type(exc).__name__, error=exc)
+
+
 def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None = None,
                   blocked: dict | None = None) -> tuple[str, FileReport]:
     report = FileReport(path)
@@ -167,10 +183,8 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None =
     try:
         # the screen finds nothing to change: no name of a star-imported module is removed either
         screened, tree = precheck.screen(text) if links is None or links.only_star_imported else (None, None)
-    except RecursionError:
-        screened = [Diagnostic.said((1, 1), "GRL903", "too_deep")]
     except Exception as exc:  # noqa: BLE001 - a bug of ours in the screen must not stop the other files either
-        screened = [Diagnostic.said((1, 1), "GRL903", "internal", kind=type(exc).__name__, error=exc)]
+        screened = [_our_failure(exc)]
     if screened is not None:  # nothing to do, found without libcst (imported only for files that need it)
         report.diagnostics.extend(screened)
         return text, report
@@ -186,11 +200,8 @@ def _migrate_text(path: str, text: str, use_runtime: bool, links: Links | None =
     except SafetyError as exc:
         report.diagnostics.append(Diagnostic.said((1, 1), "GRL904", "unsafe", reason=exc))
         return text, report
-    except RecursionError:
-        report.diagnostics.append(Diagnostic.said((1, 1), "GRL903", "too_deep"))
-        return text, report
     except Exception as exc:  # noqa: BLE001 - a bug of ours must not stop the other files
-        report.diagnostics.append(Diagnostic.said((1, 1), "GRL903", "internal", kind=type(exc).__name__, error=exc))
+        report.diagnostics.append(_our_failure(exc))
         return text, report
     report.diagnostics.extend(result.diagnostics)
     report.changed = result.code != text
@@ -314,8 +325,8 @@ def process_file(path: str, write: bool, want_diff: bool = True, use_runtime: bo
         return FileReport(path, diagnostics=hit[1], changed=hit[0] is not None)
     try:
         source = decode(raw)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        return FileReport(path, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_decode", error=exc)])
+    except DECODE_ERRORS as exc:
+        return cannot_decode(path, exc)
     if hit is not None and hit[0] is not None:  # (a hit of an unchanged file was answered above)
         new_text, report = hit[0], FileReport(path, diagnostics=hit[1], changed=hit[0] != source.text)
     else:
