@@ -87,7 +87,7 @@ def test_wheel_contents_and_metadata(built):
     requires = meta.get_all("Requires-Dist")
     assert any(r.startswith("libcst") for r in requires) and any(r.startswith("click") for r in requires)
     assert not any(r.startswith("tensorflow") and "extra" not in r for r in requires)  # TensorFlow stays optional
-    assert "tf-grl-migrate = tf_grl_migrate.cli:main" in entry_points
+    assert "tf-grl-migrate = tf_grl_migrate.__main__:main" in entry_points
 
 
 def test_wheel_in_a_fresh_venv_without_tensorflow(built, tmp_path):

@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
+from .migrator.cache import signature
 from .report import Diagnostic, FileReport
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ def migrate_paths(
     on_progress: Callable[[int, int], None] | None = None,
     verify: bool = False,
     verify_timeout: float | None = None,
+    inputs: dict[str, list[int] | None] | None = None,
 ) -> list[FileReport]:
     """Migrate every ``.py`` / ``.ipynb`` file under ``paths`` (directories are walked with the
     default excludes, or ``exclude`` / ``extend_exclude`` regular expressions; named files are
@@ -85,14 +87,18 @@ def migrate_paths(
     migrated code under TF2 (worker processes import TensorFlow; this one never does): each
     report's ``verification`` lists the sites' outcomes, also as GRL301-303 diagnostics, and with
     ``write`` a file with a site that differs is not written. ``verify_timeout``: seconds per site
-    and side (default ``verifier.DEFAULT_TIMEOUT``)."""
+    and side (default ``verifier.DEFAULT_TIMEOUT``).
+
+    ``inputs``, where given (with ``cache``), gets what the reports rest on: the absolute path of
+    each folder listed and file read -> its signature (``migrator.cache.signature``) taken before
+    it was, or None where none could be taken."""
     from .migrator.files import discover
 
     names: list[str] = [str(os.fspath(p)) for p in paths]
     missing = [FileReport(p, diagnostics=[Diagnostic.said((1, 1), "GRL901", "cannot_read",
                                                                    error="no such file or directory")])
                for p in names if not os.path.exists(p)]
-    files = discover([p for p in names if os.path.exists(p)], exclude, extend_exclude)
+    files = discover([p for p in names if os.path.exists(p)], exclude, extend_exclude, inputs)
     store = None
     if cache:
         from .migrator.cache import Cache
@@ -108,7 +114,8 @@ def migrate_paths(
             on_progress(done[0], len(files))
 
     jobs = min(jobs or os.cpu_count() or 1, os.cpu_count() or 1)  # more processes than cores only wait
-    reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, names, keep_text=verify)
+    reports = run_all(files, write and not verify, diff, use_runtime, jobs, on_file, store, names, keep_text=verify,
+                      inputs=inputs)
     if verify:
         _verify(reports, names, write=write, use_runtime=use_runtime, jobs=jobs, timeout=verify_timeout, cache=store)
     return sorted(missing + reports, key=lambda r: r.path) if missing else reports
@@ -212,13 +219,14 @@ def _process(args: tuple) -> FileReport:
 
 
 def run_all(paths: list[str], write: bool, want_diff: bool, use_runtime: bool, jobs: int, on_file: Callable[[], None],
-            cache: Cache | None = None, roots: Iterable[str] = (), keep_text: bool = False) -> list[FileReport]:
+            cache: Cache | None = None, roots: Iterable[str] = (), keep_text: bool = False,
+            inputs: dict[str, list[int] | None] | None = None) -> list[FileReport]:
     """Read every file here (cheap) and answer what the cache already knows; hand the rest to a
     process pool as soon as the first turns up, so the workers import libcst and analyse while
     reading goes on. Then link the modules whose overrides use another module's registration
     (facts.Run) and settle those together, replacing their reports. With ``write`` nothing is
     handed out before the links are known (a linked file must not be written alone). Results in
-    path order."""
+    path order. ``inputs``: as migrate_paths', for the files."""
     from .migrator.facts import Links, star_imported
     from .migrator.files import NotCached, process_file
 
@@ -251,7 +259,7 @@ def run_all(paths: list[str], write: bool, want_diff: bool, use_runtime: bool, j
         done(i)
 
     try:
-        candidates, stars = _read_all(paths, cache, reports, done)
+        candidates, stars = _read_all(paths, cache, reports, done, inputs)
         # What the cache knows of each candidate, star-imported or not: being star-imported changes
         # only which dead module-level names a migration removes, so a module left unchanged either
         # way cannot lose a name another imports; only the others, changed or not known yet, are
@@ -308,24 +316,32 @@ class _Pool:
 
 
 def _read_all(paths: list[str], cache: Cache | None, reports: list[FileReport | None],
-              done: Callable[[int], None]) -> tuple[dict, dict]:
+              done: Callable[[int], None], inputs: dict[str, list[int] | None] | None = None) -> tuple[dict, dict]:
     """Read every file once: (index -> bytes of each file that may hold an override, path ->
     bytes of each module that may star-import another); every other file's report is set here.
-    A file the cache's quiet index vouches for is not read (migrator/cache.py, ``quiet``)."""
+    A file the cache's quiet index vouches for is not read (migrator/cache.py, ``quiet``); one
+    changed moments ago is read again next time (``settled``).
+    ``inputs`` gets each file's signature, taken before it is read (needs ``cache``)."""
+    import time
+
+    from .migrator.cache import settled
     from .migrator.facts import STAR_IMPORT
     from .migrator.files import read
     from .migrator.precheck import may_hold_override_bytes
 
     candidates, stars = {}, {}
+    started = time.time_ns()
     quiet = cache.quiet() if cache is not None else {}
     still_quiet: dict = {}
     seen: set = set()
     folders: dict = {}  # folder -> its absolute path: normalised once per folder, not per file
     for i, path in enumerate(paths):
-        where, signature = _signature(path, folders) if cache is not None else (None, None)
+        where, signed = _signature(path, folders) if cache is not None else (None, None)
         seen.add(where)
-        if signature is not None and quiet.get(where) == signature:
-            still_quiet[where] = signature
+        if inputs is not None:
+            inputs[where or path] = signed
+        if signed is not None and quiet.get(where) == signed:
+            still_quiet[where] = signed
             reports[i] = FileReport(path)
             done(i)
             continue
@@ -334,8 +350,8 @@ def _read_all(paths: list[str], cache: Cache | None, reports: list[FileReport | 
         if starred_here:
             stars[path] = raw
         if failure is not None or not may_hold_override_bytes(raw):
-            if failure is None and not starred_here and signature is not None:
-                still_quiet[where] = signature
+            if failure is None and not starred_here and signed is not None and settled(signed, started):
+                still_quiet[where] = signed
             reports[i] = failure or FileReport(path)
             done(i)
             continue
@@ -366,17 +382,17 @@ def _known(paths: list[str], candidates: dict[int, bytes], cache: Cache | None, 
 
 
 def _signature(path: str, folders: dict) -> tuple[str | None, list[int] | None]:
-    """(the absolute path, [mtime_ns, ctime_ns, size, inode]) of a regular file; (None, None) if not.
+    """(the absolute path, cache.signature) of a file; (None, None) if it cannot be looked at.
     ``folders`` remembers each folder's absolute path."""
     try:
-        st = os.stat(path)
+        found = signature(path)
     except OSError:
         return None, None
     folder, name = os.path.split(path)
     where = folders.get(folder)
     if where is None:
         where = folders[folder] = os.path.abspath(folder)
-    return os.path.join(where, name), [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+    return os.path.join(where, name), found
 
 
 def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int, bytes], write: bool,

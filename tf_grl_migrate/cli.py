@@ -15,6 +15,7 @@ import click
 
 from . import __version__, api, report
 from .migrator.files import DECODE_ERRORS, cannot_decode, decode, migrate_text
+from .rerun import Recorder
 
 PROGRESS_MIN_FILES = 500  # a progress bar on a terminal for runs at least this long
 PROGRESS_AFTER_S = 2.0  # ... or for any run still going after this long (one long module)
@@ -83,7 +84,8 @@ class _Progress:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
 @click.option("--no-cache", is_flag=True, help="Analyse every file afresh and store nothing (the cache of results "
-                                               "lives in TF_GRL_MIGRATE_CACHE_DIR or ~/.cache/tf-grl-migrate).")
+                                               "and the records that answer a command repeated on an unchanged "
+                                               "tree live in TF_GRL_MIGRATE_CACHE_DIR or ~/.cache/tf-grl-migrate).")
 @click.option("--verify", is_flag=True, help="Prove every migrated site: run the original under TF1 semantics and "
                                              "the migrated code under TF2 (eager and tf.function) in worker "
                                              "processes, and compare forward values and gradients. Runs your code "
@@ -118,7 +120,8 @@ def main(paths: tuple[str, ...], write: bool, check: bool, use_runtime: bool, fm
         raise click.UsageError("give at least one PATH (a file, a directory, or - for stdin)")
     if write and check:
         raise click.UsageError("--write and --check exclude each other")
-    jobs = _capped(jobs, quiet)
+    said: list[tuple[bool, str]] = []  # (to stderr, text) as printed: what a record of the run replays
+    jobs = _capped(jobs, quiet, said)
     if calls and against is None:
         raise click.UsageError("--verify-call pairs names for --verify-against")
     if against is not None:
@@ -136,21 +139,35 @@ def main(paths: tuple[str, ...], write: bool, check: bool, use_runtime: bool, fm
         raise click.UsageError(f"no such file or directory: {missing[0]}")
     want_diff = fmt == "text" and not write and not check
     progress = not quiet and fmt == "text" and sys.stderr.isatty()
+    # the console script's: a run that writes nothing and runs no code is recorded
+    recorder = click.get_current_context().obj
+    recorder = recorder if isinstance(recorder, Recorder) and not (write or verify or no_cache) else None
+    inputs: dict[str, list[int] | None] | None = {} if recorder is not None else None
     with _Progress(progress) as bar:
         reports = api.migrate_paths(paths, write=write and not check, use_runtime=use_runtime, diff=want_diff,
                                     exclude=exclude, extend_exclude=extend_exclude, jobs=jobs, cache=not no_cache,
-                                    on_progress=bar.update, verify=verify, verify_timeout=verify_timeout)
-    _emit(reports, write and not check, check, fmt, quiet, verify)
-    sys.exit(report.exit_status(reports, check, write))
+                                    on_progress=bar.update, verify=verify, verify_timeout=verify_timeout,
+                                    inputs=inputs)
+    _emit(reports, write and not check, check, fmt, quiet, verify, said)
+    status = report.exit_status(reports, check, write)
+    if recorder is not None and inputs is not None and status in (report.EXIT_OK, report.EXIT_WOULD_CHANGE):
+        recorder.keep(said, status, inputs)
+    sys.exit(status)
 
 
-def _capped(jobs: int | None, quiet: bool) -> int | None:
+def _say(said: list[tuple[bool, str]], text: str, to_stderr: bool) -> None:
+    """Print ``text`` as it is (no newline added) and note it in ``said``."""
+    (sys.stderr if to_stderr else sys.stdout).write(text)
+    said.append((to_stderr, text))
+
+
+def _capped(jobs: int | None, quiet: bool, said: list[tuple[bool, str]]) -> int | None:
     """-j at most this machine's cores (saying so): more processes than cores only wait, and each
     takes memory."""
     cores = os.cpu_count() or 1
     if jobs is not None and jobs > cores:
         if not quiet:
-            click.echo(f"-j {jobs}: capped at {cores}, this machine's cores", err=True)
+            _say(said, f"-j {jobs}: capped at {cores}, this machine's cores\n", True)
         return cores
     return jobs
 
@@ -225,21 +242,21 @@ def _stdin(check: bool, use_runtime: bool, fmt: str) -> int:
 
 
 def _emit(reports: list[report.FileReport], write: bool, check: bool, fmt: str, quiet: bool,
-          verified: bool = False) -> None:
+          verified: bool, said: list[tuple[bool, str]]) -> None:
     if fmt == "json":
-        click.echo(report.to_json(reports, write, verified, _isolation() if verified else None))
+        _say(said, report.to_json(reports, write, verified, _isolation() if verified else None) + "\n", False)
         return
     for rep in reports:
         if rep.diff:
-            sys.stdout.write(rep.diff)
+            _say(said, rep.diff, False)
         if check and rep.changed and not quiet:
-            click.echo(f"would migrate {rep.path}", err=True)
+            _say(said, f"would migrate {rep.path}\n", True)
         for d in sorted(rep.diagnostics):
-            click.echo(d.format(rep.path), err=True)
+            _say(said, d.format(rep.path) + "\n", True)
     if not quiet:
-        click.echo(report.summary_line(reports, write, verified), err=True)
-        if verified:
-            _isolation_note()
+        _say(said, report.summary_line(reports, write, verified) + "\n", True)
+        if verified and _isolation():
+            _say(said, f"{_isolation()}\n", True)
 
 
 if __name__ == "__main__":  # pragma: no cover

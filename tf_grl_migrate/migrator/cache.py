@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
-from ..report import Diagnostic
+TYPE_CHECKING = False  # typing's own costs ~2 ms, and a repeated run (rerun.py) imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..report import Diagnostic
 
 FORMAT = 2  # 2: each diagnostic carries its hints
 
@@ -20,7 +23,7 @@ def default_dir() -> str:
     return os.path.join(base, "tf-grl-migrate")
 
 
-def _blake2b(data: bytes = b"") -> Any:
+def new_hash(data: bytes = b"") -> Any:
     try:  # what hashlib.blake2b is, without hashlib's load of OpenSSL (~3 ms of every warm run)
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter without the builtin module
@@ -28,9 +31,28 @@ def _blake2b(data: bytes = b"") -> Any:
     return blake2b(data, digest_size=20)
 
 
+# A file changed this close before a run may change again within its timestamps' granularity (a
+# clock tick, a second, two seconds on FAT) and keep its signature: what it held is not vouched for.
+RACY_NS = 3_000_000_000
+
+
+def signature(path: str) -> list[int]:
+    """[mtime_ns, ctime_ns, size, inode] of a file or folder (links followed); raises OSError.
+    Any write to a file moves its ctime, which no user call sets back: a file whose four still
+    agree holds the bytes it held then (a folder: the names it held), once ``settled``."""
+    st = os.stat(path)
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+
+
+def settled(found: list[int], started_ns: int) -> bool:
+    """Whether a signature taken after ``started_ns`` (time.time_ns) can vouch for what was read:
+    nothing changed the file within RACY_NS before (git's "racy clean" rule)."""
+    return max(found[0], found[1]) < started_ns - RACY_NS
+
+
 def fingerprint() -> str:
-    digest = _blake2b(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tf_grl_migrate/
+    digest = new_hash(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
+    here = _package_dir()
     # every module and data file of the package, not a hand-kept list: a new module that decides
     # results (the safety net) or a regenerated table (the op table) can never give stale hits
     # (its subpackages too: migrator/idioms/, knowledge/)
@@ -41,30 +63,57 @@ def fingerprint() -> str:
     return digest.hexdigest()[:20]
 
 
+def tool_files() -> list[str]:
+    """What ``fingerprint`` reads, as absolute paths, with the package's folders (where a new
+    module would appear) and libcst's version file: the files a run's results rest on besides
+    the user's."""
+    here = _package_dir()
+    folders = []
+    for root, dirs, _ in os.walk(here):
+        dirs[:] = _kept(dirs)
+        folders.append(root)
+    return [*folders, *(os.path.join(here, name) for name in _package_files(here)), *_libcst_files()]
+
+
+def _package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tf_grl_migrate/
+
+
+def _kept(dirs: list[str]) -> list[str]:
+    return sorted(d for d in dirs if d != "__pycache__")
+
+
 def _package_files(here: str) -> list[str]:
     """Paths (relative, with ``/``) of the package's modules and data files, subpackages included."""
     found = []
     for root, dirs, files in os.walk(here):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        dirs[:] = _kept(dirs)
         rel = os.path.relpath(root, here).replace(os.sep, "/")
         found += [n if rel == "." else f"{rel}/{n}" for n in files if n.endswith((".py", ".json", ".txt"))]
     return sorted(found)
 
 
-def _libcst_version() -> str:
-    """libcst's version without importing it (that costs ~0.15 s, which a fully cached run avoids)."""
+def _libcst_files() -> list[str]:
+    """libcst's module file and its version file (where libcst has one), found without importing it."""
     import importlib.util
 
     spec = importlib.util.find_spec("libcst")
     if spec is None or not spec.origin:
+        return []
+    return [spec.origin, os.path.join(os.path.dirname(spec.origin), "_version.py")]
+
+
+def _libcst_version() -> str:
+    """libcst's version without importing it (that costs ~0.15 s, which a fully cached run avoids)."""
+    found = _libcst_files()
+    if not found:
         return "libcst missing"
-    version_file = os.path.join(os.path.dirname(spec.origin), "_version.py")
     try:
-        with open(version_file, "rb") as handle:
+        with open(found[1], "rb") as handle:
             return handle.read().decode("utf-8", "replace")
     except OSError:
-        stat = os.stat(spec.origin)
-        return f"{spec.origin} {stat.st_mtime_ns} {stat.st_size}"
+        stat = os.stat(found[0])
+        return f"{found[0]} {stat.st_mtime_ns} {stat.st_size}"
 
 
 class Cache:
@@ -83,7 +132,7 @@ class Cache:
 
     def key(self, data: bytes, use_runtime: bool, kind: str) -> str:
         """``kind`` names what ``data`` is: a ``.py`` file's raw bytes, or the glued cells' text."""
-        digest = _blake2b(data)
+        digest = new_hash(data)
         digest.update(f"\0{kind}\0{'use_runtime' if use_runtime else 'inline'}".encode())
         return digest.hexdigest()
 
@@ -93,6 +142,8 @@ class Cache:
     def get(self, key: str) -> tuple[str | None, list[Diagnostic]] | None:
         """``(new_text, diagnostics)`` or None."""
         import json
+
+        from ..report import Diagnostic
 
         try:
             with open(self._path(key), encoding="utf-8") as handle:
@@ -133,10 +184,8 @@ class Cache:
             pass
 
     # -- quiet files: what a warm scan need not read again ------------------------------------
-    # path -> [mtime_ns, ctime_ns, size, inode] of a file that held neither an override marker nor
-    # a star-import when last read (by this version of the tool: the index lives in its folder).
-    # Any write to a file moves its ctime, which no user call sets back: a file whose four still
-    # agree holds the bytes it held then.
+    # path -> signature of a file that held neither an override marker nor a star-import when
+    # last read (by this version of the tool: the index lives in its folder).
     def quiet(self) -> dict:
         import json
 

@@ -24,9 +24,11 @@ DEFAULT_EXCLUDES = (
 )
 
 
-def discover(paths: Iterable[str], exclude: str | None = None, extend_exclude: str | None = None) -> list[str]:
+def discover(paths: Iterable[str], exclude: str | None = None, extend_exclude: str | None = None,
+             folders: dict[str, list[int] | None] | None = None) -> list[str]:
     """Files to process, sorted. Directories are walked for ``.py`` and ``.ipynb``; named files are
-    always kept."""
+    always kept. ``folders``, where given, gets each folder listed: its absolute path -> its
+    signature (cache.signature) taken before it was listed, or None."""
     pattern = re.compile(exclude if exclude is not None else DEFAULT_EXCLUDES)
     extra = re.compile(extend_exclude) if extend_exclude else None
     # the default pattern only names directories (already pruned below), so files need no check
@@ -34,20 +36,22 @@ def discover(paths: Iterable[str], exclude: str | None = None, extend_exclude: s
     found: set[str] = set()
     for raw in paths:
         if os.path.isdir(raw):
-            _walk(os.path.join(raw, ""), pattern, extra, check_files, found)
+            _walk(os.path.join(raw, ""), pattern, extra, check_files, found, folders)
         else:
             found.add(str(raw))
     return sorted(found)
 
 
 def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, check_files: bool,
-          found: set[str]) -> None:
+          found: set[str], folders: dict[str, list[int] | None] | None) -> None:
     """Add the ``.py``/``.ipynb`` files under ``top`` to ``found``, by os.walk's rules (a symlinked
     folder is listed, not entered) with each file's type from the listing: a regular file costs
     no stat (a symlink is followed, as os.path.isfile would)."""
     stack = [(top, "/")]  # (folder, its path from the top: "/" or "/a/b/")
     while stack:
         root, rel_root = stack.pop()
+        if folders is not None:
+            folders[os.path.abspath(root)] = _signature(root)
         try:
             entries = os.scandir(root)
         except OSError:  # gone, or not readable: os.walk passes over it too
@@ -61,6 +65,15 @@ def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, che
                 elif (name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra))
                       and _is(entry.is_file)):  # a FIFO or a device named *.py is no module (and would block)
                     found.add(entry.path)
+
+
+def _signature(path: str) -> list[int] | None:
+    from .cache import signature
+
+    try:
+        return signature(path)
+    except OSError:
+        return None
 
 
 def _is(test: Callable[[], bool]) -> bool:
