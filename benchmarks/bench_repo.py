@@ -24,7 +24,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tf_grl_migrate.migrator.cache import RACY_NS  # noqa: E402
+from tf_grl_migrate.migrator.signatures import RACY_NS  # noqa: E402
 
 FLOOR = """
 import os, re, sys
@@ -74,7 +74,7 @@ def main():
         tree = pathlib.Path(tmp) / "corpus"
         files = build_corpus(tree, args.with_stdlib)
         # a user's tree was not all written in the last seconds: files changed within RACY_NS of a
-        # run are read again by the next (migrator/cache.py, ``settled``), and so would all be here
+        # run are read again by the next (migrator/signatures.py), and so would all be here
         time.sleep(RACY_NS / 1e9 + 0.5)
         ours_cmd = [str(bindir / "tf-grl-migrate"), "--check", "-q", str(tree)]
         cold_cmd = [*ours_cmd, "--no-cache"]  # every candidate file analysed by libcst

@@ -9,7 +9,7 @@ import pytest
 from harness import cli as run
 
 from tf_grl_migrate.migrator import cache as cache_mod
-from tf_grl_migrate.migrator import codemod
+from tf_grl_migrate.migrator import codemod, signatures
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
@@ -178,7 +178,7 @@ def test_a_warm_scan_reads_no_quiet_file_again_yet_sees_every_change(tmp_path, m
     quiet, replaced = root / "quiet.py", root / "replaced.py"
     quiet.write_text("x = 1\n")
     replaced.write_text("y = 2\n")
-    monkeypatch.setattr(cache_mod, "RACY_NS", 0)  # the files were just written (see the test below)
+    monkeypatch.setattr(signatures, "RACY_NS", 0)  # the files were just written (see the test below)
     assert run(root).exit_code == 0
     time.sleep(0.05)  # a user's edit comes after the clock ticked past the run
     reads = []

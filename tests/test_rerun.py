@@ -13,6 +13,7 @@ import pytest
 from tf_grl_migrate import __main__ as console
 from tf_grl_migrate import api, rerun
 from tf_grl_migrate.migrator import cache as cache_mod
+from tf_grl_migrate.migrator import signatures
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
@@ -25,7 +26,7 @@ def tree(tmp_path, monkeypatch):
     shutil.copy(CASES / "refuse" / "opaque_call_in_block" / "before.py", root / "sub" / "refused.py")
     (root / "sub" / "plain.py").write_text("x = 1\n")
     # the tree was just written: a record is kept only with the margin for coarse timestamps off
-    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    monkeypatch.setattr(signatures, "RACY_NS", 0)
     monkeypatch.chdir(tmp_path)
     return root
 
@@ -179,7 +180,7 @@ def test_stdin_usage_errors_and_failures_keep_no_record(tree, capsys, monkeypatc
 def test_a_tree_written_moments_ago_keeps_no_record(tree, capsys, monkeypatch):
     """A file written within the margin may change again and keep its timestamps (coarse clocks):
     such a run is not recorded."""
-    monkeypatch.setattr(cache_mod, "RACY_NS", 3_000_000_000)
+    monkeypatch.setattr(signatures, "RACY_NS", 3_000_000_000)
     assert console_run(capsys, "--check", "repo")[0] == 1
     assert records() == []
 
@@ -212,8 +213,8 @@ def test_a_record_answers_without_importing_click(tree, tmp_path):
     code = (
         "import sys\n"
         "from tf_grl_migrate import __main__ as console\n"
-        "from tf_grl_migrate.migrator import cache\n"
-        "cache.RACY_NS = 0\n"
+        "from tf_grl_migrate.migrator import signatures\n"
+        "signatures.RACY_NS = 0\n"
         "sys.argv = ['tf-grl-migrate', '--check', 'repo']\n"
         "try:\n    console.main()\nexcept SystemExit as stop:\n    status = stop.code\n"
         "print('imported:', sorted({'click', 'libcst'} & set(sys.modules)), status, file=sys.stderr)\n"

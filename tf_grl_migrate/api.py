@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
-from .migrator.cache import signature
+from .migrator.signatures import signature
 from .report import Diagnostic, FileReport
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def migrate_paths(
     and side (default ``verifier.DEFAULT_TIMEOUT``).
 
     ``inputs``, where given (with ``cache``), gets what the reports rest on: the absolute path of
-    each folder listed and file read -> its signature (``migrator.cache.signature``) taken before
+    each folder listed and file read -> its signature (``migrator.signatures``) taken before
     it was, or None where none could be taken."""
     from .migrator.files import discover
 
@@ -324,10 +324,10 @@ def _read_all(paths: list[str], cache: Cache | None, reports: list[FileReport | 
     ``inputs`` gets each file's signature, taken before it is read (needs ``cache``)."""
     import time
 
-    from .migrator.cache import settled
     from .migrator.facts import STAR_IMPORT
     from .migrator.files import read
     from .migrator.precheck import may_hold_override_bytes
+    from .migrator.signatures import settled
 
     candidates, stars = {}, {}
     started = time.time_ns()
@@ -382,7 +382,7 @@ def _known(paths: list[str], candidates: dict[int, bytes], cache: Cache | None, 
 
 
 def _signature(path: str, folders: dict) -> tuple[str | None, list[int] | None]:
-    """(the absolute path, cache.signature) of a file; (None, None) if it cannot be looked at.
+    """(the absolute path, its signature) of a file; (None, None) if it cannot be looked at.
     ``folders`` remembers each folder's absolute path."""
     try:
         found = signature(path)

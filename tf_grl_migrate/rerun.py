@@ -14,7 +14,8 @@ import os
 import sys
 import time
 
-from .migrator.cache import default_dir, new_hash, settled, signature, tool_files
+from .migrator.cache import default_dir, new_hash, tool_files
+from .migrator.signatures import settled, signature
 
 TYPE_CHECKING = False  # typing's own import costs ~2 ms of a run this module answers in ~10
 if TYPE_CHECKING:

@@ -31,25 +31,6 @@ def new_hash(data: bytes = b"") -> Any:
     return blake2b(data, digest_size=20)
 
 
-# A file changed this close before a run may change again within its timestamps' granularity (a
-# clock tick, a second, two seconds on FAT) and keep its signature: what it held is not vouched for.
-RACY_NS = 3_000_000_000
-
-
-def signature(path: str) -> list[int]:
-    """[mtime_ns, ctime_ns, size, inode] of a file or folder (links followed); raises OSError.
-    Any write to a file moves its ctime, which no user call sets back: a file whose four still
-    agree holds the bytes it held then (a folder: the names it held), once ``settled``."""
-    st = os.stat(path)
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
-
-
-def settled(found: list[int], started_ns: int) -> bool:
-    """Whether a signature taken after ``started_ns`` (time.time_ns) can vouch for what was read:
-    nothing changed the file within RACY_NS before (git's "racy clean" rule)."""
-    return max(found[0], found[1]) < started_ns - RACY_NS
-
-
 def fingerprint() -> str:
     digest = new_hash(f"format {FORMAT}; python {sys.version_info[:3]}".encode())
     here = _package_dir()

@@ -28,7 +28,7 @@ def discover(paths: Iterable[str], exclude: str | None = None, extend_exclude: s
              folders: dict[str, list[int] | None] | None = None) -> list[str]:
     """Files to process, sorted. Directories are walked for ``.py`` and ``.ipynb``; named files are
     always kept. ``folders``, where given, gets each folder listed: its absolute path -> its
-    signature (cache.signature) taken before it was listed, or None."""
+    signature (signatures.py) taken before it was listed, or None."""
     pattern = re.compile(exclude if exclude is not None else DEFAULT_EXCLUDES)
     extra = re.compile(extend_exclude) if extend_exclude else None
     # the default pattern only names directories (already pruned below), so files need no check
@@ -68,7 +68,7 @@ def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, che
 
 
 def _signature(path: str) -> list[int] | None:
-    from .cache import signature
+    from .signatures import signature
 
     try:
         return signature(path)

@@ -1,0 +1,24 @@
+"""A file's signature, and when it can vouch for what was read: what the quiet index
+(migrator/cache.py) and the records of repeated runs (rerun.py) rest on."""
+
+from __future__ import annotations
+
+import os
+
+# A file changed this close before a run may change again within its timestamps' granularity (a
+# clock tick, a second, two seconds on FAT) and keep its signature: what it held is not vouched for.
+RACY_NS = 3_000_000_000
+
+
+def signature(path: str) -> list[int]:
+    """[mtime_ns, ctime_ns, size, inode] of a file or folder (links followed); raises OSError.
+    Any write to a file moves its ctime, which no user call sets back: a file whose four still
+    agree holds the bytes it held then (a folder: the names it held), once ``settled``."""
+    st = os.stat(path)
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+
+
+def settled(found: list[int], started_ns: int) -> bool:
+    """Whether a signature taken after ``started_ns`` (time.time_ns) can vouch for what was read:
+    nothing changed the file within RACY_NS before (git's "racy clean" rule)."""
+    return max(found[0], found[1]) < started_ns - RACY_NS
