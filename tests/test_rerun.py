@@ -185,18 +185,39 @@ def test_a_tree_written_moments_ago_keeps_no_record(tree, capsys, monkeypatch):
     assert records() == []
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\x00\x01not marshal", None])
+@pytest.mark.parametrize("garbage", [b"", b"\x00\x01not marshal", "other shape", "not text"])
 def test_an_unreadable_record_is_a_miss_and_is_replaced(tree, capsys, garbage):
+    import marshal
+
     first = console_run(capsys, "--check", "repo")
     (record,) = records()
-    if garbage is None:  # a well-formed record of another shape
-        import marshal
-
+    if garbage == "other shape":
         record.write_bytes(marshal.dumps({"format": rerun.FORMAT, "argv": ["--check", "repo"]}))
+    elif garbage == "not text":  # what it printed is no text: nothing of it is printed
+        data = marshal.loads(record.read_bytes())
+        record.write_bytes(marshal.dumps(data | {"chunks": [(True, "half"), (True, b"bytes")]}))
     else:
         record.write_bytes(garbage)
     assert console_run(capsys, "--check", "repo") == first
     assert console_run(capsys, "--check", "repo") == first and len(records()) == 1
+
+
+def test_a_record_is_named_from_what_the_process_started_with(tree, capsys, monkeypatch):
+    """An import during the run that extends sys.path does not hide the record from the replay,
+    which looks before anything is imported."""
+    real = api.migrate_paths
+    path = list(sys.path)
+
+    def extending(*args, **kwargs):
+        sys.path.append("/somewhere/a/plugin/added")
+        return real(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(api, "migrate_paths", extending)
+        first = console_run(capsys, "--check", "repo")
+    sys.path[:] = path
+    no_run(monkeypatch)
+    assert console_run(capsys, "--check", "repo") == first
 
 
 def test_only_the_newest_records_are_kept(tree, capsys, monkeypatch):

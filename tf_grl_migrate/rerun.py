@@ -46,12 +46,14 @@ def replay(argv: list[str]) -> int | None:
             st = stat(path)
             if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime or st.st_size != size or st.st_ino != inode:
                 return None
-        chunks, status = record["chunks"], record["status"]
+        chunks, status = record["chunks"], int(record["status"])
+        if not all(text.__class__ is str for _, text in chunks):
+            return None
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         return None
     for to_stderr, text in chunks:
         (sys.stderr if to_stderr else sys.stdout).write(text)
-    return int(status)
+    return status
 
 
 class Recorder:
@@ -60,39 +62,40 @@ class Recorder:
 
     def __init__(self, argv: list[str]):
         self.argv = list(argv)
+        try:  # named as the replay will look for it: from what this process started with
+            self.where: str | None = _where(self.argv)
+        except OSError:  # the working folder is gone
+            self.where = None
         # a file written after this (the tool's own too, while it runs) is too fresh to be kept
         self.started = time.time_ns()
 
     def keep(self, chunks: Iterable[tuple[bool, str]], status: int, inputs: dict[str, list[int] | None]) -> None:
         """Store the record. ``inputs``: path -> signature of every folder listed and file read,
         taken before it was read (None: the run could not take one). Nothing is stored where a
-        signature is missing or too fresh to be trusted."""
-        found: dict[str, list[int]] = {}
-        try:
-            for path in tool_files():
-                found[path] = signature(path)
-        except OSError:  # a file of the tool cannot be looked at: nothing to compare a record with
-            return
-        for path, sig in inputs.items():
-            if sig is None:
-                return
-            found[path] = sig
-        if not all(settled(sig, self.started) for sig in found.values()):
-            return  # a file changed moments before the run may change again unseen
+        signature is missing or too fresh to be trusted; a failure here only costs speed (the
+        run has printed all it had to)."""
         import marshal
 
         from .migrator.files import replace_atomically
 
-        record = {"format": FORMAT, "argv": self.argv, "cwd": os.getcwd(),
-                  "inputs": [[path, *sig] for path, sig in found.items()],
-                  "chunks": list(chunks), "status": status}
-        where = _where(self.argv)
+        found: dict[str, list[int]] = {}
         try:
-            os.makedirs(os.path.dirname(where), exist_ok=True)
-            replace_atomically(where, marshal.dumps(record))
-            _prune(os.path.dirname(where))
-        except (OSError, ValueError):
-            pass  # a read-only or full disk only costs speed
+            for path in tool_files():
+                found[path] = signature(path)
+            for path, sig in inputs.items():
+                if sig is None:
+                    return
+                found[path] = sig
+            if self.where is None or not all(settled(sig, self.started) for sig in found.values()):
+                return  # a file changed moments before the run may change again unseen
+            record = {"format": FORMAT, "argv": self.argv, "cwd": os.getcwd(),
+                      "inputs": [[path, *sig] for path, sig in found.items()],
+                      "chunks": list(chunks), "status": status}
+            os.makedirs(os.path.dirname(self.where), exist_ok=True)
+            replace_atomically(self.where, marshal.dumps(record))
+            _prune(os.path.dirname(self.where))
+        except (OSError, ValueError):  # the tool's files, the folder, a read-only or full disk
+            pass
 
 
 def _prune(folder: str) -> None:
