@@ -82,6 +82,32 @@ POSITION_SOURCES = [
 ]
 
 
+@pytest.mark.parametrize("source", [*SCOPE_SOURCES, *POSITION_SOURCES,
+                                    *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_collectors_read_from_the_walks_record_find_what_a_walk_finds(source):
+    """attributes_in and load_names over a subtree the planner's walk recorded give the nodes a
+    walk of their own gives, in its order; the record declines a subtree holding a comprehension
+    (its fields were read out of libcst's order) and a node it never met."""
+    from tf_grl_migrate.migrator.nodes import attributes_in, load_names
+
+    module = cst.parse_module(source)
+    collector = Collector()
+    collector.walk(module)
+    comprehensions = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+    declined = 0
+    for node in collector.nodes:
+        walked = collector.subtree(node)
+        if walked is None:
+            declined += 1
+            assert any(isinstance(n, comprehensions) for n in collector.nodes[collector.order[node]:])
+            continue
+        assert walked.nodes[walked.start] is node
+        assert list(map(id, attributes_in(node, walked))) == list(map(id, attributes_in(node)))
+        assert list(map(id, load_names(node, walked))) == list(map(id, load_names(node)))
+    assert declined < len(collector.nodes)
+    assert collector.subtree(cst.Name("fresh")) is None
+
+
 @pytest.mark.parametrize("source", [*POSITION_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
 def test_positions_are_libcsts_own(source):
     """nodes.Positions gives every node the start libcst's PositionProvider records for it."""

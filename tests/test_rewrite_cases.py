@@ -115,10 +115,14 @@ SCREEN_SHAPES = {
 }
 
 
+@pytest.mark.parametrize("compile_first", [0, None], ids=["bytecode screen first", "as sized"])
 @pytest.mark.parametrize("source", SCREEN_SHAPES.values(), ids=SCREEN_SHAPES.keys())
-def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source):
+def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source, compile_first, monkeypatch):
+    from tf_grl_migrate.migrator import precheck
     from tf_grl_migrate.migrator.codemod import _transform
 
+    if compile_first is not None:  # these modules are small: the bytecode screen would not go first
+        monkeypatch.setattr(precheck, "COMPILE_FIRST", compile_first)
     assert _transform(source) == _transform(source, screen=False)
 
 

@@ -5,6 +5,7 @@ rules decide (idioms/__init__.py). No node is changed here."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Callable
@@ -19,7 +20,7 @@ from .idioms.contract import Facts, T
 from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
-from .traversal import NodeMap, Positions, QuickVisitor, record_walk
+from .traversal import NodeMap, Positions, QuickVisitor, Recorded, record_walk
 from .verdicts import Refusal
 
 
@@ -43,12 +44,28 @@ class Collector(QuickVisitor):
         self.order = NodeMap()  # pre-order index: which of two nodes starts first
         self.nodes: list[cst.CSTNode] = []  # in that order (layout left out: traversal.TRIVIA)
         self.lines: list[int] = []  # the line breaks written before each of them
+        self.ends: list[int] = []  # where each one's subtree ends in them
+        self.late: list[int] = []  # the indices of the nodes whose fields the walk reordered
 
     def walk(self, node: cst.CSTNode) -> None:
         """The one walk over the module: each node's order, parent and bindings, then its hook; a
         comprehension's `for` is read before its element, as scope analysis reads it."""
         record_walk(self, node, self.order.by_id, self.nodes, self.lines, self.parents.by_id, self.bindings.enter,
-                    self.bindings.leave, COMPREHENSION_LATE)
+                    self.bindings.leave, COMPREHENSION_LATE, self.ends)
+        self.late = [i for i, n in enumerate(self.nodes) if n.__class__ in COMPREHENSION_LATE]
+
+    def subtree(self, node: cst.CSTNode) -> Recorded | None:
+        """``node`` and the nodes under it but layout, in libcst's order (what a QuickVisitor's walk
+        meets), from the walk's record; None where the walk did not record ``node`` or read a
+        comprehension under it out of that order."""
+        i = self.order.by_id.get(id(node))
+        if i is None or self.nodes[i] is not node:
+            return None
+        end = self.ends[i]
+        k = bisect.bisect_left(self.late, i)
+        if k < len(self.late) and self.late[k] < end:
+            return None
+        return Recorded(self.nodes, self.ends, i, end)
 
     def breaks_before(self, node: cst.CSTNode) -> int:
         """The line breaks the module's code writes before ``node``'s (a node the walk recorded)."""
@@ -125,6 +142,7 @@ class RuleFacts:
             tuple(collector.map_refs), tuple(collector.private_refs), tuple(collector.defs),
             tuple(collector.exprs), tuple(collector.nodes))
         self.attr_values: Mapping[str, list[cst.BaseExpression | None]] = MappingProxyType(collector.attr_values)
+        self._ends = tuple(collector.ends)
 
     @property
     def registrations(self) -> tuple[Registration, ...]:
@@ -151,6 +169,10 @@ class RuleFacts:
 
     def where(self, node: cst.CSTNode | None) -> int:
         return self._planner.where(node)
+
+    def subtree(self, node: cst.CSTNode) -> Recorded | None:
+        found = self._planner.subtree(node)
+        return None if found is None else found._replace(nodes=self.nodes, ends=self._ends)
 
     def referents(self, name: cst.Name) -> list[BaseAssignment]:
         return self._planner.referents(name)
@@ -352,6 +374,10 @@ class Planner:
     def where(self, node: cst.CSTNode | None) -> int:
         """A node's pre-order index in the module (-1: none, or not in it)."""
         return self.collector.order.get(node, -1)
+
+    def subtree(self, node: cst.CSTNode) -> Recorded | None:
+        """``node``'s subtree as the one walk recorded it (Collector.subtree), or None."""
+        return self.collector.subtree(node)
 
     def where_scope(self, scope: Scope | None) -> int:
         return self.where(getattr(scope, "node", None))  # the module's and builtins' scopes have no node

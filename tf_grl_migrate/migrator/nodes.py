@@ -12,7 +12,7 @@ import libcst as cst
 
 from . import precheck
 from .scopes import ClassScope, Scope
-from .traversal import NodeMap, QuickVisitor
+from .traversal import NodeMap, QuickVisitor, Recorded
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseStatement's two kinds
 
@@ -156,10 +156,22 @@ class _LoadNames(QuickVisitor):
         return False
 
 
-def load_names(expr: cst.CSTNode) -> list[cst.Name]:
-    visitor = _LoadNames()
-    visitor.walk(expr)
-    return visitor.nodes
+def load_names(expr: cst.CSTNode, walked: Recorded | None = None) -> list[cst.Name]:
+    """``walked``: ``expr``'s subtree as the planner's walk recorded it (``subtree``), read
+    instead of walking it again; the same names in the same order."""
+    if walked is None:
+        visitor = _LoadNames()
+        visitor.walk(expr)
+        return visitor.nodes
+    found = []
+    after_dot: set[int] = set()  # the names an Attribute holds after its dot
+    for node in walked.nodes[walked.start:walked.end]:
+        if node.__class__ is cst.Name:
+            if id(node) not in after_dot:
+                found.append(node)
+        elif node.__class__ is cst.Attribute:
+            after_dot.add(id(node.attr))
+    return found
 
 
 class _Attributes(QuickVisitor):
@@ -182,10 +194,22 @@ def _is_dotted(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name)
 
 
-def attributes_in(node: cst.CSTNode) -> list[cst.Attribute]:
-    visitor = _Attributes()
-    visitor.walk(node)
-    return visitor.nodes
+def attributes_in(node: cst.CSTNode, walked: Recorded | None = None) -> list[cst.Attribute]:
+    """``walked``: as load_names'."""
+    if walked is None:
+        visitor = _Attributes()
+        visitor.walk(node)
+        return visitor.nodes
+    found = []
+    nodes, ends, i = walked.nodes, walked.ends, walked.start
+    while i < walked.end:
+        here = nodes[i]
+        if here.__class__ is cst.Attribute and _is_dotted(here):
+            found.append(here)
+            i = ends[i]  # not the dotted names inside it
+        else:
+            i += 1
+    return found
 
 
 class _Calls(QuickVisitor):

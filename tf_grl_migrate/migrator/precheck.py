@@ -47,10 +47,16 @@ def screen(code: str) -> tuple[list | None, Any]:
     (None where Python cannot parse it), passed on for the slicing of a long module and the
     safety net, so the text is parsed once.
     """
-    if _names_nowhere(code):
+    if len(code) >= COMPILE_FIRST and _names_nowhere(code):
         return [], None
     tree = parse(code)
     return ([], None) if tree is not None and _nothing_reaches_the_map(tree) else (None, tree)
+
+
+# From this many characters the bytecode screen goes first: it saves the tree where the map is
+# only mentioned in docstrings (TensorFlow's generated modules); a smaller module takes longer to
+# compile than to parse and walk, and one that holds an override needs the tree anyway.
+COMPILE_FIRST = 64_000
 
 
 def _nothing_reaches_the_map(tree: Any) -> bool:

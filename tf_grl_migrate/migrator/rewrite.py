@@ -447,7 +447,8 @@ class Builder:
         changed, imports = True, set()
         while changed:
             changed = False
-            for name in [name for root in list(self.plan.removed.values()) for name in load_names(root)]:
+            for name in [name for root in list(self.plan.removed.values())
+                         for name in load_names(root, self.p.subtree(root))]:
                 for ref in self.p.referents(name):
                     if isinstance(ref.scope, GlobalScope) and (self.p.links.exports or (
                             self.p.links.star_imported and self.p.handed_on(ref.name))):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import abc
 import dataclasses
 import re
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, NamedTuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -156,13 +156,25 @@ def _order_of(node: cst.CSTNode) -> tuple[str, ...]:
     return _fields(node)
 
 
+class Recorded(NamedTuple):
+    """A subtree as ``record_walk`` recorded it: ``nodes[start:end]``, each node i's own subtree
+    ending at ``ends[i]``."""
+
+    nodes: Sequence[cst.CSTNode]
+    ends: Sequence[int]
+    start: int
+    end: int
+
+
 def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int], nodes: list[cst.CSTNode],
                 lines: list[int], parents: dict[int, cst.CSTNode], enter: Callable[[cst.CSTNode], object],
-                leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]]) -> None:
+                leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]], ends: list[int]) -> None:
     """QuickVisitor's walk for a visitor that records every node it meets but layout (``TRIVIA``:
     whitespace, comments, punctuation, operators, which hold nothing else): its pre-order index
     (``order``, by id, and ``nodes``), the line breaks written before it (``lines``: what
-    ``Positions`` counts a statement's line from), its parent (``parents``, by id), and
+    ``Positions`` counts a statement's line from), where its subtree ends (``ends``: the index
+    after its last descendant, so ``nodes[i:ends[i]]`` is node i's subtree), its parent
+    (``parents``, by id), and
     ``enter(node)`` before its hook and ``leave(node)`` after its children; the fields ``late``
     names for a type are read after its others. No field hooks: for a visitor that has none.
     Layout is more than half of a module's nodes; only its line breaks are counted."""
@@ -173,9 +185,10 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
     def visit(node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         nonlocal count
         nid = id(node)
-        order[nid] = len(nodes)
+        index = order[nid] = len(nodes)
         nodes.append(node)
         lines.append(count)
+        ends.append(0)
         if node.__class__ in _TEXTS:
             count += _newlines(node.value)  # a string's text
         if parent is not None:
@@ -203,6 +216,7 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
                         count += _layout_newlines(value)
                     else:
                         visit(value, node)
+        ends[index] = len(nodes)
         leave(node)
         hook = leaves.get(kind, _UNKNOWN)
         if hook is _UNKNOWN:

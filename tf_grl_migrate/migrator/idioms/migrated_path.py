@@ -81,7 +81,7 @@ def edit_module(builder: Converting) -> list[Edit]:
     edits: list[Edit] = []
     seen: set[int] = set()
     for region in regions.values():
-        for attr in attributes_in(region):
+        for attr in attributes_in(region, facts.subtree(region)):
             if id(attr) in seen or builder.renamed(attr) or builder.is_dead(attr):
                 continue
             seen.add(id(attr))
