@@ -177,6 +177,20 @@ def test_stdin_usage_errors_and_failures_keep_no_record(tree, capsys, monkeypatc
     assert records() == []
 
 
+def test_where_a_write_need_not_move_the_ctime_nothing_is_vouched_for(tree, capsys, monkeypatch):
+    """Windows' st_ctime is the creation time: neither a record nor the quiet index is kept there."""
+    from tf_grl_migrate.migrator import files
+
+    monkeypatch.setattr(signatures, "CTIME_MOVES", False)
+    first = console_run(capsys, "--check", "repo")
+    assert records() == []
+    reads = []
+    real_read = files.read
+    monkeypatch.setattr(files, "read", lambda path: reads.append(path) or real_read(path))
+    assert console_run(capsys, "--check", "repo") == first
+    assert len(reads) == 3  # every file read again
+
+
 def test_a_tree_written_moments_ago_keeps_no_record(tree, capsys, monkeypatch):
     """A file written within the margin may change again and keep its timestamps (coarse clocks):
     such a run is not recorded."""

@@ -8,6 +8,9 @@ import os
 # A file changed this close before a run may change again within its timestamps' granularity (a
 # clock tick, a second, two seconds on FAT) and keep its signature: what it held is not vouched for.
 RACY_NS = 3_000_000_000
+# Where a write moves the ctime. On Windows st_ctime is the creation time: an edit that keeps the
+# size and sets the mtime back would keep all four, so nothing is vouched for there (speed only).
+CTIME_MOVES = os.name != "nt"
 
 
 def signature(path: str) -> list[int]:
@@ -20,5 +23,6 @@ def signature(path: str) -> list[int]:
 
 def settled(found: list[int], started_ns: int) -> bool:
     """Whether a signature taken after ``started_ns`` (time.time_ns) can vouch for what was read:
-    nothing changed the file within RACY_NS before (git's "racy clean" rule)."""
-    return max(found[0], found[1]) < started_ns - RACY_NS
+    nothing changed the file within RACY_NS before (git's "racy clean" rule), on a system whose
+    ctime every write moves."""
+    return CTIME_MOVES and max(found[0], found[1]) < started_ns - RACY_NS
