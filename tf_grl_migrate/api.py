@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
-from .migrator.signatures import signature
+from .migrator.signatures import signature_or_none
 from .report import Diagnostic, FileReport
 
 if TYPE_CHECKING:
@@ -384,9 +384,8 @@ def _known(paths: list[str], candidates: dict[int, bytes], cache: Cache | None, 
 def _signature(path: str, folders: dict) -> tuple[str | None, list[int] | None]:
     """(the absolute path, its signature) of a file; (None, None) if it cannot be looked at.
     ``folders`` remembers each folder's absolute path."""
-    try:
-        found = signature(path)
-    except OSError:
+    found = signature_or_none(path)
+    if found is None:
         return None, None
     folder, name = os.path.split(path)
     where = folders.get(folder)

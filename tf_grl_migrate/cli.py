@@ -204,7 +204,7 @@ def _verify_against(original: str, paths: tuple[str, ...], write: bool, check: b
         if not quiet:
             click.echo(f"{len(reports)} file{'s' if len(reports) != 1 else ''} with overrides checked against "
                        f"{paths[0]}: {report.verification_summary(report.totals(reports, True))}", err=True)
-            _isolation_note()
+            _isolation_note([])
     return report.exit_status(reports, False)
 
 
@@ -215,9 +215,10 @@ def _isolation() -> str | None:
     return ISOLATION["line"]
 
 
-def _isolation_note() -> None:
-    if _isolation():
-        click.echo(_isolation(), err=True)
+def _isolation_note(said: list[tuple[bool, str]]) -> None:
+    line = _isolation()
+    if line:
+        _say(said, line + "\n", True)
 
 
 def _stdin(check: bool, use_runtime: bool, fmt: str) -> int:
@@ -255,8 +256,8 @@ def _emit(reports: list[report.FileReport], write: bool, check: bool, fmt: str, 
             _say(said, d.format(rep.path) + "\n", True)
     if not quiet:
         _say(said, report.summary_line(reports, write, verified) + "\n", True)
-        if verified and _isolation():
-            _say(said, f"{_isolation()}\n", True)
+        if verified:
+            _isolation_note(said)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing's own import costs ~2 ms of a run this module an
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-FORMAT = 1
+FORMAT = 2  # 2: each input as [path, signature]
 KEEP = 64  # records kept; the oldest go first
 
 
@@ -41,10 +41,8 @@ def replay(argv: list[str]) -> int | None:
             record = marshal.loads(handle.read())
         if record["format"] != FORMAT or record["argv"] != argv or record["cwd"] != os.getcwd():
             return None
-        stat = os.stat
-        for path, mtime, ctime, size, inode in record["inputs"]:
-            st = stat(path)
-            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime or st.st_size != size or st.st_ino != inode:
+        for path, found in record["inputs"]:
+            if signature(path) != found:
                 return None
         chunks, status = record["chunks"], int(record["status"])
         if not all(text.__class__ is str for _, text in chunks):
@@ -89,7 +87,7 @@ class Recorder:
             if self.where is None or not all(settled(sig, self.started) for sig in found.values()):
                 return  # a file changed moments before the run may change again unseen
             record = {"format": FORMAT, "argv": self.argv, "cwd": os.getcwd(),
-                      "inputs": [[path, *sig] for path, sig in found.items()],
+                      "inputs": list(found.items()),
                       "chunks": list(chunks), "status": status}
             os.makedirs(os.path.dirname(self.where), exist_ok=True)
             replace_atomically(self.where, marshal.dumps(record))

@@ -45,14 +45,13 @@ class Collector(QuickVisitor):
         self.nodes: list[cst.CSTNode] = []  # in that order (layout left out: traversal.TRIVIA)
         self.lines: list[int] = []  # the line breaks written before each of them
         self.ends: list[int] = []  # where each one's subtree ends in them
-        self.late: list[int] = []  # the indices of the nodes whose fields the walk reordered
+        self._late: list[int] | None = None  # the indices of the nodes whose fields the walk reordered
 
     def walk(self, node: cst.CSTNode) -> None:
         """The one walk over the module: each node's order, parent and bindings, then its hook; a
         comprehension's `for` is read before its element, as scope analysis reads it."""
         record_walk(self, node, self.order.by_id, self.nodes, self.lines, self.parents.by_id, self.bindings.enter,
                     self.bindings.leave, COMPREHENSION_LATE, self.ends)
-        self.late = [i for i, n in enumerate(self.nodes) if n.__class__ in COMPREHENSION_LATE]
 
     def subtree(self, node: cst.CSTNode) -> Recorded | None:
         """``node`` and the nodes under it but layout, in libcst's order (what a QuickVisitor's walk
@@ -62,8 +61,10 @@ class Collector(QuickVisitor):
         if i is None or self.nodes[i] is not node:
             return None
         end = self.ends[i]
-        k = bisect.bisect_left(self.late, i)
-        if k < len(self.late) and self.late[k] < end:
+        if self._late is None:  # found once, in a module that asks (most are refused or left alone first)
+            self._late = [j for j, n in enumerate(self.nodes) if n.__class__ in COMPREHENSION_LATE]
+        k = bisect.bisect_left(self._late, i)
+        if k < len(self._late) and self._late[k] < end:
             return None
         return Recorded(self.nodes, self.ends, i, end)
 

@@ -46,32 +46,32 @@ def fingerprint() -> str:
 
 def tool_files() -> list[str]:
     """What ``fingerprint`` reads, as absolute paths, with the package's folders (where a new
-    module would appear) and libcst's version file: the files a run's results rest on besides
-    the user's."""
+    module would appear) and libcst's files: the files a run's results rest on besides the
+    user's."""
     here = _package_dir()
-    folders = []
-    for root, dirs, _ in os.walk(here):
-        dirs[:] = _kept(dirs)
-        folders.append(root)
-    return [*folders, *(os.path.join(here, name) for name in _package_files(here)), *_libcst_files()]
+    folders, files = _package_tree(here)
+    return [*folders, *(os.path.join(here, name) for name in files),
+            *(path for path in _libcst_files() if os.path.exists(path))]
 
 
 def _package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tf_grl_migrate/
 
 
-def _kept(dirs: list[str]) -> list[str]:
-    return sorted(d for d in dirs if d != "__pycache__")
-
-
 def _package_files(here: str) -> list[str]:
     """Paths (relative, with ``/``) of the package's modules and data files, subpackages included."""
-    found = []
+    return _package_tree(here)[1]
+
+
+def _package_tree(here: str) -> tuple[list[str], list[str]]:
+    """(the package's folders, absolute; ``_package_files``), in one walk."""
+    folders, found = [], []
     for root, dirs, files in os.walk(here):
-        dirs[:] = _kept(dirs)
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        folders.append(root)
         rel = os.path.relpath(root, here).replace(os.sep, "/")
         found += [n if rel == "." else f"{rel}/{n}" for n in files if n.endswith((".py", ".json", ".txt"))]
-    return sorted(found)
+    return folders, sorted(found)
 
 
 def _libcst_files() -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 from ..report import Diagnostic, FileReport
 from . import precheck
+from .signatures import signature_or_none
 
 if TYPE_CHECKING:
     import libcst
@@ -51,7 +52,7 @@ def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, che
     while stack:
         root, rel_root = stack.pop()
         if folders is not None:
-            folders[os.path.abspath(root)] = _signature(root)
+            folders[os.path.abspath(root)] = signature_or_none(root)
         try:
             entries = os.scandir(root)
         except OSError:  # gone, or not readable: os.walk passes over it too
@@ -65,15 +66,6 @@ def _walk(top: str, pattern: re.Pattern[str], extra: re.Pattern[str] | None, che
                 elif (name.endswith(SUFFIXES) and not (check_files and _excluded(f"{rel_root}{name}", pattern, extra))
                       and _is(entry.is_file)):  # a FIFO or a device named *.py is no module (and would block)
                     found.add(entry.path)
-
-
-def _signature(path: str) -> list[int] | None:
-    from .signatures import signature
-
-    try:
-        return signature(path)
-    except OSError:
-        return None
 
 
 def _is(test: Callable[[], bool]) -> bool:

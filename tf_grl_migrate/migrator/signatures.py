@@ -21,6 +21,14 @@ def signature(path: str) -> list[int]:
     return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
 
 
+def signature_or_none(path: str) -> list[int] | None:
+    """``signature``, or None where the path cannot be looked at."""
+    try:
+        return signature(path)
+    except OSError:
+        return None
+
+
 def settled(found: list[int], started_ns: int) -> bool:
     """Whether a signature taken after ``started_ns`` (time.time_ns) can vouch for what was read:
     nothing changed the file within RACY_NS before (git's "racy clean" rule), on a system whose
