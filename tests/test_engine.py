@@ -308,3 +308,27 @@ def test_the_rewritten_module_is_written_as_libcst_writes_it(source, monkeypatch
     monkeypatch.setattr(codemod, "written", checked)
     codemod.migrate_code(source)
     assert calls
+
+
+def test_a_module_with_a_header_and_a_footer_is_spliced_not_generated_whole(monkeypatch):
+    """libcst's walk hands back a new header (and footer) sequence even where it kept every line:
+    rewrite.written compares them node for node, so a licence comment at the top does not make it
+    generate the whole module again."""
+    import libcst
+
+    from tf_grl_migrate.migrator import codemod, rewrite
+
+    whole = []
+    generated = libcst.Module.code
+
+    def code(module):
+        whole.append(module)
+        return generated.fget(module)
+
+    monkeypatch.setattr(libcst.Module, "code", property(code))
+    source = SPLICE_SOURCES[-2]
+    assert source.startswith("#!") and "# footer" in source
+    calls = []
+    monkeypatch.setattr(codemod, "written", lambda *args: calls.append(rewrite.written(*args)) or calls[-1])
+    codemod.migrate_code(source)
+    assert calls and not whole

@@ -501,7 +501,7 @@ def written(original: cst.Module, new: cst.Module, source: str, breaks_before: C
     statement starts a line, the one after the line breaks written before it, ``breaks_before``:
     the walk's record). Generated whole where the header, footer or layout changed, or where the
     module does not end with a line break (libcst drops the last one it writes)."""
-    if (not original.body or new.header is not original.header or new.footer is not original.footer
+    if (not original.body or not _same(new.header, original.header) or not _same(new.footer, original.footer)
             or not original.has_trailing_newline or not new.has_trailing_newline
             or (new.default_newline, new.default_indent) != (original.default_newline, original.default_indent)):
         return new.code
@@ -516,3 +516,9 @@ def written(original: cst.Module, new: cst.Module, source: str, breaks_before: C
         parts.append(new.code_for_node(statement) if i is None else source[starts[i]:ends[i]])
     parts.append(footer)
     return "".join(parts)
+
+
+def _same(new: Sequence[cst.CSTNode], old: Sequence[cst.CSTNode]) -> bool:
+    """Whether a rewritten module's header (or footer) is the original's, node for node: libcst's
+    walk hands back a new sequence even where it changed no line of it."""
+    return len(new) == len(old) and all(a is b for a, b in zip(new, old))
