@@ -290,6 +290,79 @@ SPLICE_SOURCES = [
 ]
 
 
+# statements kept inside changed ones: a whole method, a multi-line string, a block's footer comment
+# at an odd indent, a class indented by two, tabs, and a kept statement a dissolved block moves out
+NESTED_SOURCE = (
+    '# Licence header: kept as it was.\n'
+    'import tensorflow as tf\n'
+    '\n'
+    '\n'
+    "@tf.RegisterGradient('R')\n"
+    'def _r(op, grad):\n'
+    '    return -grad\n'
+    '\n'
+    '\n'
+    'class Model(object):\n'
+    '    def build(self, x):\n'
+    '        if x is None:\n'
+    '            # nothing to build\n'
+    '            y = tf.constant([1.0, 2.0, 3.0]) * 2 + tf.ones([3])\n'
+    '        elif isinstance(x, list):\n'
+    '            y = tf.concat([tf.reshape(v, [-1]) for v in x], axis=0)  # flatten\n'
+    '        else:\n'
+    '            y = tf.reshape(x, [-1]) \\\n'
+    '                + tf.zeros_like(tf.reshape(x, [-1]))\n'
+    "            # a block's footer comment\n"
+    '\n'
+    '        try:\n'
+    '            z = tf.identity(y, name="z") + tf.constant(0.0) * tf.reduce_sum(y)\n'
+    '        except (ValueError, TypeError) as exc:\n'
+    '            raise RuntimeError("could not build: %s" % (exc,)) from exc\n'
+    '        else:\n'
+    '            z = z + tf.zeros_like(z) * tf.reduce_mean(z)\n'
+    '        finally:\n'
+    '            pass\n'
+    '        return z\n'
+    '\n'
+    '    def flip(self, x):\n'
+    '        g = tf.get_default_graph()\n'
+    "        with g.gradient_override_map({'Identity': 'R'}):\n"
+    '            y = tf.identity(x)\n'
+    '        doc = """a string\n'
+    'that spans lines: {}\n'
+    '""".format(tf.reduce_sum(tf.square(x)) + tf.reduce_mean(tf.abs(x)))\n'
+    '        return y, doc\n'
+    '      # a comment at an odd indent\n'
+    '\n'
+    '\n'
+    'class Narrow:\n'
+    '  def f(self, x):\n'
+    '    g = tf.get_default_graph()\n'
+    "    with g.gradient_override_map({'Identity': 'R'}):\n"
+    '      y = tf.identity(x)\n'
+    '    z = tf.reduce_sum(tf.square(y)) + tf.reduce_mean(tf.abs(y)) * 2.0\n'
+    '    return y, z\n'
+    '\n'
+    '\n'
+    'def f_tab(x):\n'
+    '\tg = tf.get_default_graph()\n'
+    "\twith g.gradient_override_map({'Identity': 'R'}):\n"
+    '\t\ty = tf.identity(x)\n'
+    '\tz = tf.reduce_sum(tf.square(y)) + tf.reduce_mean(tf.abs(y)) * 2.0\n'
+    '\treturn y, z\n'
+    '\n'
+    '\n'
+    'def g2(x, sizes):\n'
+    '    g = tf.get_default_graph()\n'
+    "    with g.gradient_override_map({'Identity': 'R'}):\n"
+    '        y = tf.identity(x)\n'
+    '        width = [2, (3, 4), {"a": [1, 2, 3]}, sizes[0] + sizes[1] * sizes[2] - sizes[3]]\n'
+    '    return y, width\n'
+    "# the module's footer\n"
+)
+SPLICE_SOURCES += [NESTED_SOURCE, NESTED_SOURCE.replace("\n", "\r\n")]
+
+
 @pytest.mark.parametrize("source", [*SPLICE_SOURCES, *(
     p.read_text(encoding="utf-8") for p in sorted((CASES / "rewrite").glob("*/before.py")))])
 def test_the_rewritten_module_is_written_as_libcst_writes_it(source, monkeypatch):
@@ -326,9 +399,29 @@ def test_a_module_with_a_header_and_a_footer_is_spliced_not_generated_whole(monk
         return generated.fget(module)
 
     monkeypatch.setattr(libcst.Module, "code", property(code))
-    source = SPLICE_SOURCES[-2]
-    assert source.startswith("#!") and "# footer" in source
+    source = next(s for s in SPLICE_SOURCES if s.startswith("#!"))
+    assert "# footer" in source
     calls = []
     monkeypatch.setattr(codemod, "written", lambda *args: calls.append(rewrite.written(*args)) or calls[-1])
     codemod.migrate_code(source)
     assert calls and not whole
+
+
+def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_kept(monkeypatch):
+    """rewrite._Kept: inside a changed top-level statement, a kept statement of some size is
+    copied from the source where it is written at its own indent (the unchanged method, the
+    string, the two-space and tab-indented ones); the one a dissolved block moves out is generated.
+    The module is libcst's own code (test above)."""
+    from tf_grl_migrate.migrator import codemod, rewrite
+    from tf_grl_migrate.migrator.nodes import code_of
+
+    held = []
+    stand_in = rewrite._Kept._stand_in
+    monkeypatch.setattr(rewrite._Kept, "_stand_in", staticmethod(
+        lambda statement, into: held.append(code_of(statement)) or stand_in(statement, into)))
+    result = codemod.migrate_code(NESTED_SOURCE)
+    assert result.code != NESTED_SOURCE
+    assert any(h.lstrip().startswith("def build") for h in held)
+    assert any('"""a string' in h for h in held)
+    assert sum(h.startswith("z = ") for h in held) == 2  # in the class indented by two, and the tabbed one
+    assert not any("width" in h for h in held)

@@ -45,13 +45,14 @@ class Collector(QuickVisitor):
         self.nodes: list[cst.CSTNode] = []  # in that order (layout left out: traversal.TRIVIA)
         self.lines: list[int] = []  # the line breaks written before each of them
         self.ends: list[int] = []  # where each one's subtree ends in them
+        self.closes: list[int] = []  # the line breaks written up to the end of each one's text
         self._late: list[int] | None = None  # the indices of the nodes whose fields the walk reordered
 
     def walk(self, node: cst.CSTNode) -> None:
         """The one walk over the module: each node's order, parent and bindings, then its hook; a
         comprehension's `for` is read before its element, as scope analysis reads it."""
         record_walk(self, node, self.order.by_id, self.nodes, self.lines, self.parents.by_id, self.bindings.enter,
-                    self.bindings.leave, COMPREHENSION_LATE, self.ends)
+                    self.bindings.leave, COMPREHENSION_LATE, self.ends, self.closes)
 
     def subtree(self, node: cst.CSTNode) -> Recorded | None:
         """``node`` and the nodes under it but layout, in libcst's order (what a QuickVisitor's walk
@@ -71,6 +72,17 @@ class Collector(QuickVisitor):
     def breaks_before(self, node: cst.CSTNode) -> int:
         """The line breaks the module's code writes before ``node``'s (a node the walk recorded)."""
         return self.lines[self.order[node]]
+
+    def breaks_through(self, node: cst.CSTNode) -> int:
+        """The line breaks the module's code writes up to the end of ``node``'s (a node the walk
+        recorded): a statement's text is the lines from ``breaks_before`` to here."""
+        return self.closes[self.order[node]]
+
+    def size(self, node: cst.CSTNode) -> int:
+        """How many nodes (layout left out) the walk recorded in ``node``'s subtree, itself
+        included; 0 for a node it did not record (a new one)."""
+        i = self.order.by_id.get(id(node))
+        return self.ends[i] - i if i is not None and self.nodes[i] is node else 0
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:

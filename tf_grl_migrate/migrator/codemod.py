@@ -75,7 +75,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
             safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics)
     new_module = keep_module_start(module, module.visit(Rewriter(plan, planner.parents)))
-    new_code = written(module, new_module, code, planner.collector.breaks_before)
+    new_code = written(module, new_module, code, planner.collector)
     safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked)
 

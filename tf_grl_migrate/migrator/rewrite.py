@@ -12,7 +12,7 @@ import libcst as cst
 
 from ..knowledge import ops
 from . import facts, idioms
-from .analysis import Planner
+from .analysis import Collector, Planner
 from .imports import Imports
 from .nodes import (
     Statement,
@@ -494,28 +494,111 @@ def keep_module_start(original: cst.Module, new: cst.Module) -> cst.Module:
     return new.with_changes(body=[new.body[0].with_changes(leading_lines=lines), *new.body[1:]])
 
 
-def written(original: cst.Module, new: cst.Module, source: str, breaks_before: Callable[[cst.CSTNode], int]) -> str:
+def written(original: cst.Module, new: cst.Module, source: str, walk: Collector) -> str:
     """``new.code``, where ``new`` is ``original`` (parsed from ``source``) rewritten: each
-    top-level statement the rewrite left as it was is copied from ``source`` rather than generated
-    again (a module's code is its header's, then each statement's, then its footer's; a top-level
-    statement starts a line, the one after the line breaks written before it, ``breaks_before``:
-    the walk's record). Generated whole where the header, footer or layout changed, or where the
+    statement the rewrite left as it was is copied from ``source`` rather than generated again.
+    A top-level one by its lines (a module's code is its header's, then each statement's, then its
+    footer's; a statement's text is whole lines: ``walk.breaks_before`` to ``walk.breaks_through``,
+    the walk's record); one inside a statement that changed where it is written at the indent it
+    had (``_generated``). Generated whole where the header, footer or layout changed, or where the
     module does not end with a line break (libcst drops the last one it writes)."""
     if (not original.body or not _same(new.header, original.header) or not _same(new.footer, original.footer)
             or not original.has_trailing_newline or not new.has_trailing_newline
             or (new.default_newline, new.default_indent) != (original.default_newline, original.default_indent)):
         return new.code
     line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(source))]
-    starts = [line_starts[breaks_before(statement)] for statement in original.body]
+    starts = [line_starts[walk.breaks_before(statement)] for statement in original.body]
     footer = "".join(original.code_for_node(line) for line in original.footer)
     ends = [*starts[1:], len(source) - len(footer)]
     kept = {id(statement): i for i, statement in enumerate(original.body)}
     parts = [source[:starts[0]]]
+    nested = _Kept(original, source, line_starts, walk) if _KEPT_MARK not in source else None
     for statement in new.body:
         i = kept.get(id(statement))
-        parts.append(new.code_for_node(statement) if i is None else source[starts[i]:ends[i]])
+        if i is not None:
+            parts.append(source[starts[i]:ends[i]])
+        else:
+            parts.append(new.code_for_node(statement) if nested is None else nested.generated(new, statement))
     parts.append(footer)
     return "".join(parts)
+
+
+_KEPT_MARK = "__tf_grl_kept_"  # a kept statement's stand-in while its changed parent is generated
+_KEPT = re.compile(_KEPT_MARK + r"(\d+)__")
+# a kept statement of fewer nodes is generated: cheaper than rebuilding its parents around a stand-in
+_WORTH_HOLDING = 16
+_CLAUSES = ("body", "orelse", "handlers", "finalbody", "cases")  # the fields that hold blocks of statements
+
+
+class _Kept:
+    """Writes a changed top-level statement with the statements inside it that the rewrite left
+    as they were (the walk's own nodes) copied from the source: each stands in as one line
+    (``_KEPT_MARK``) while the rest is generated, then that line is replaced by the source's
+    lines. Only a statement written at the indent it had stands in: one the rewrite moved to
+    another (a dissolved block's) is generated, as are new ones and small ones; a stand-in found
+    anywhere but where it was put has the whole statement generated."""
+
+    def __init__(self, original: cst.Module, source: str, line_starts: list[int], walk: Collector) -> None:
+        self.original, self.source, self.line_starts, self.walk = original, source, line_starts, walk
+
+    def generated(self, module: cst.Module, statement: cst.CSTNode) -> str:
+        held: list[cst.CSTNode] = []
+        stripped = self._hold(statement, "", held)
+        if not held:
+            return module.code_for_node(statement)
+        code = module.code_for_node(stripped)
+        parts, at, newline = [], 0, module.default_newline
+        for m in _KEPT.finditer(code):
+            kept = held[int(m.group(1))]
+            line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
+            if code[line:m.start()] != self._indent(kept) or not code.startswith(newline, m.end()):
+                return module.code_for_node(statement)  # not where _hold expected it: generated whole
+            parts += [code[at:line], self._text(kept)]
+            at = m.end() + len(newline)
+        return "".join([*parts, code[at:]])
+
+    def _hold(self, node: cst.CSTNode, indent: str, held: list[cst.CSTNode]) -> cst.CSTNode:
+        """``node``, written at ``indent``, with each statement of its blocks that the walk recorded
+        at the same indent replaced by a stand-in (its index in ``held``), if it is worth it."""
+        if isinstance(node, cst.IndentedBlock):
+            indent += self.original.default_indent if node.indent is None else node.indent
+            body = [self._stand_in(s, held) if self.walk.size(s) >= _WORTH_HOLDING and self._indent(s) == indent
+                    else self._hold(s, indent, held) for s in node.body]
+            return node.with_changes(body=body) if any(a is not b for a, b in zip(body, node.body)) else node
+        if not isinstance(node, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally,
+                                 cst.MatchCase, getattr(cst, "ExceptStarHandler", cst.ExceptHandler))):
+            return node
+        changes: dict[str, object] = {}
+        for field in _CLAUSES:
+            value = getattr(node, field, None)
+            if isinstance(value, (tuple, list)):
+                items = [self._hold(v, indent, held) for v in value]
+                if any(a is not b for a, b in zip(items, value)):
+                    changes[field] = items
+            elif isinstance(value, cst.CSTNode):
+                item = self._hold(value, indent, held)
+                if item is not value:
+                    changes[field] = item
+        return node.with_changes(**changes) if changes else node
+
+    @staticmethod
+    def _stand_in(statement: cst.CSTNode, held: list[cst.CSTNode]) -> cst.SimpleStatementLine:
+        held.append(statement)
+        return cst.SimpleStatementLine(body=[cst.Expr(cst.Name(f"{_KEPT_MARK}{len(held) - 1}__"))])
+
+    def _indent(self, statement: cst.CSTNode) -> str:
+        """The indent the original module writes ``statement`` at: its blocks' own, outermost first."""
+        parts = []
+        node = self.walk.parents.get(statement)
+        while node is not None:
+            if isinstance(node, cst.IndentedBlock):
+                parts.append(self.original.default_indent if node.indent is None else node.indent)
+            node = self.walk.parents.get(node)
+        return "".join(reversed(parts))
+
+    def _text(self, statement: cst.CSTNode) -> str:
+        return self.source[self.line_starts[self.walk.breaks_before(statement)]:
+                           self.line_starts[self.walk.breaks_through(statement)]]
 
 
 def _same(new: Sequence[cst.CSTNode], old: Sequence[cst.CSTNode]) -> bool:

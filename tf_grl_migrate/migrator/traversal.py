@@ -168,12 +168,15 @@ class Recorded(NamedTuple):
 
 def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int], nodes: list[cst.CSTNode],
                 lines: list[int], parents: dict[int, cst.CSTNode], enter: Callable[[cst.CSTNode], object],
-                leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]], ends: list[int]) -> None:
+                leave: Callable[[cst.CSTNode], object], late: dict[type, tuple[str, ...]], ends: list[int],
+                closes: list[int]) -> None:
     """QuickVisitor's walk for a visitor that records every node it meets but layout (``TRIVIA``:
     whitespace, comments, punctuation, operators, which hold nothing else): its pre-order index
     (``order``, by id, and ``nodes``), the line breaks written before it (``lines``: what
     ``Positions`` counts a statement's line from), where its subtree ends (``ends``: the index
-    after its last descendant, so ``nodes[i:ends[i]]`` is node i's subtree), its parent
+    after its last descendant, so ``nodes[i:ends[i]]`` is node i's subtree), the line breaks
+    written up to the end of its text (``closes``: a statement's text is the lines from
+    ``lines[i]`` to ``closes[i]``), its parent
     (``parents``, by id), and
     ``enter(node)`` before its hook and ``leave(node)`` after its children; the fields ``late``
     names for a type are read after its others. No field hooks: for a visitor that has none.
@@ -189,6 +192,7 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
         nodes.append(node)
         lines.append(count)
         ends.append(0)
+        closes.append(0)
         if node.__class__ in _TEXTS:
             count += _newlines(node.value)  # a string's text
         if parent is not None:
@@ -217,6 +221,7 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
                     else:
                         visit(value, node)
         ends[index] = len(nodes)
+        closes[index] = count
         leave(node)
         hook = leaves.get(kind, _UNKNOWN)
         if hook is _UNKNOWN:
