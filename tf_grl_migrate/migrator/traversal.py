@@ -100,26 +100,22 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
     for every type the visitor does not handle. Walked with ``walk`` (or ``record_walk``), never
     through libcst's ``node.visit``."""
 
-    _visits: dict  # node type -> its visit_ hook (None: none), per class
-    _leaves: dict
+    _visits: _HookTable  # node type -> its visit_ hook (None: none), per class
+    _leaves: _HookTable
     _sees_layout: bool | None = None  # whether a hook may see layout (TRIVIA), found at the first walk
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        type.__setattr__(cls, "_visits", {})
-        type.__setattr__(cls, "_leaves", {})
+        type.__setattr__(cls, "_visits", _HookTable(cls, "visit_"))
+        type.__setattr__(cls, "_leaves", _HookTable(cls, "leave_"))
         type.__setattr__(cls, "_sees_layout", None)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        hook = self._visits.get(type(node), _UNKNOWN)
-        if hook is _UNKNOWN:
-            hook = self._visits[type(node)] = _real_hook(type(self), "visit_", node)
+        hook = self._visits[type(node)]
         return hook is None or hook(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        hook = self._leaves.get(type(original_node), _UNKNOWN)
-        if hook is _UNKNOWN:
-            hook = self._leaves[type(original_node)] = _real_hook(type(self), "leave_", original_node)
+        hook = self._leaves[type(original_node)]
         if hook is not None:
             hook(self, original_node)
 
@@ -148,9 +144,9 @@ def _hooks_layout(cls: type[QuickVisitor]) -> bool:
 
 def _order_of(node: cst.CSTNode) -> tuple[str, ...]:
     """The fields libcst visits on ``node``, in its order (learnt once per type and presence)."""
-    known = _FIELDS.get(type(node))
+    known = _FIELDS.get(node.__class__)
     if known is not None:
-        fields = known[1].get(tuple([_has(getattr(node, f)) for f in known[0]]) if known[0] else ())
+        fields = known[1].get(known[2](node) if known[0] else ())
         if fields is not None:
             return fields
     return _fields(node)
@@ -199,14 +195,11 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
             parents[nid] = parent
         enter(node)
         kind = type(node)
-        hook = visits.get(kind, _UNKNOWN)
-        if hook is _UNKNOWN:
-            hook = visits[kind] = _real_hook(cls, "visit_", node)
+        hook = visits[kind]
         if hook is None or hook(visitor, node) is not False:
             fields = _order_of(node)
             if kind in late:
-                last = late[kind]
-                fields = (*(f for f in fields if f not in last), *(f for f in fields if f in last))
+                fields = _read_last(fields, late[kind])
             for field in fields:
                 value = getattr(node, field)
                 if isinstance(value, (tuple, list)):
@@ -216,20 +209,23 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
                         else:
                             visit(child, node)
                 elif value is not None and value.__class__ is not cst.MaybeSentinel:
-                    if value.__class__ in TRIVIA:
-                        count += _layout_newlines(value)
-                    else:
+                    if value.__class__ not in TRIVIA:
                         visit(value, node)
+                    elif value.__class__ is not cst.SimpleWhitespace or "\\" in value.value:  # the most common
+                        count += _layout_newlines(value)  # layout, a space, writes none: no call
         ends[index] = len(nodes)
         closes[index] = count
         leave(node)
-        hook = leaves.get(kind, _UNKNOWN)
-        if hook is _UNKNOWN:
-            hook = leaves[kind] = _real_hook(cls, "leave_", node)
+        hook = leaves[kind]
         if hook is not None:
             hook(visitor, node)
 
     visit(root, None)
+
+
+def _read_last(fields: tuple[str, ...], last: tuple[str, ...]) -> tuple[str, ...]:
+    """``fields`` with those in ``last`` moved to the end."""
+    return (*(f for f in fields if f not in last), *(f for f in fields if f in last))
 
 
 def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str], layout: bool) -> None:
@@ -253,7 +249,8 @@ def _walk(visitor: QuickVisitor, node: cst.CSTNode, hooked: frozenset[str], layo
     visitor.on_leave(node)
 
 
-_FIELDS: dict[type, tuple] = {}  # node type -> (fields whose presence picks the order, {presence: fields in order})
+# node type -> (fields whose presence picks the order, {presence: fields in order}, presence of node)
+_FIELDS: dict[type, tuple] = {}
 
 
 def _has(value: object) -> bool:
@@ -284,21 +281,41 @@ def _fields(node: cst.CSTNode) -> tuple[str, ...]:
             order.append(name)
     fields = tuple(order)
     absent = {f.name for f in dataclasses.fields(node) if f.name not in fields and not _has(getattr(node, f.name))}
-    keys, orders = _FIELDS.get(type(node), ((), {}))
+    keys, orders, presence = _FIELDS.get(type(node), ((), {}, _no_presence))
     if not absent <= set(keys):
         keys, orders = tuple(sorted(absent.union(keys))), {}
-    orders[tuple([_has(getattr(node, f)) for f in keys])] = fields
-    _FIELDS[type(node)] = (keys, orders)
+        presence = _presence(keys)
+    orders[presence(node)] = fields
+    _FIELDS[type(node)] = (keys, orders, presence)
     return fields
 
 
-_UNKNOWN = object()
+def _no_presence(node: cst.CSTNode) -> tuple:
+    return ()
 
 
-def _real_hook(cls: type, prefix: str, node: cst.CSTNode) -> Callable[..., Any] | None:
-    name = prefix + type(node).__name__
-    hook = getattr(cls, name, None)
-    return None if hook is None or _is_stub(hook, name) else hook
+def _presence(keys: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
+    """A function of a node: for each field in ``keys``, whether it holds a child node (``_has``;
+    a node is always true, as no libcst node has a length), in one call: run for most nodes of
+    every walk, where a loop over ``_has`` cost a tenth of the walk. ``keys`` are field names."""
+    assert all(key.isidentifier() for key in keys)
+    parts = "".join(f"(n.{key}.__class__ is not M and bool(n.{key})), " for key in keys)
+    return eval(f"lambda n: ({parts})", {"M": cst.MaybeSentinel})  # field names, checked
+
+
+class _HookTable(dict):
+    """A visitor class's hooks of one kind (``visit_`` or ``leave_``) by node type, each looked up
+    the first time a walk meets the type; None where the class has none but libcst's stub."""
+
+    def __init__(self, cls: type, prefix: str) -> None:
+        super().__init__()
+        self.cls, self.prefix = cls, prefix
+
+    def __missing__(self, kind: type) -> Callable[..., Any] | None:
+        name = self.prefix + kind.__name__
+        hook = getattr(self.cls, name, None)
+        hook = self[kind] = None if hook is None or _is_stub(hook, name) else hook
+        return hook
 
 
 LINE_BREAK = re.compile(r"\r\n?|\n")  # a line break, as libcst writes and reads them
@@ -343,12 +360,19 @@ def _layout_newlines(node: cst.CSTNode) -> int:
         if isinstance(value, (tuple, list)):
             for child in value:
                 count += _layout_newlines(child)
-        elif isinstance(value, cst.CSTNode):
-            count += _layout_newlines(value)
+        else:
+            cls = value.__class__
+            is_node = _IS_NODE.get(cls)
+            if is_node is None:
+                is_node = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+            if is_node:
+                count += _layout_newlines(value)
     return count
 
 
 _LAYOUT_FIELDS: dict[type, tuple[str, ...]] = {}  # a layout type -> its fields
+# a field's class -> whether it is a node: CSTNode is an ABC, whose isinstance costs a Python call
+_IS_NODE: dict[type, bool] = {}
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
