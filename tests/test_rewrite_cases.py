@@ -1,5 +1,6 @@
 """Text-level spec of the migrator: before/after byte for byte, no-ops, refusals."""
 
+import ast
 import pathlib
 
 import pytest
@@ -346,3 +347,20 @@ def test_every_diagnostic_that_says_use_runtime_migrates_it_is_migrated_by_it():
         promised += len(sites)
         assert not set(sites) & refused, source[:200]
     assert promised >= 20
+
+
+def test_the_next_pass_screens_the_safety_nets_tree_of_the_rewritten_code(monkeypatch):
+    """The stability pass takes the ast the safety net parsed from the rewritten code: it is
+    not parsed again, and the outcome is the one a fresh parse gives."""
+    from tf_grl_migrate.migrator import codemod, precheck
+
+    source = (CASES / "rewrite" / "dann_builder_class" / "before.py").read_text(encoding="utf-8")
+    parsed = []
+    parse = precheck.parse
+    monkeypatch.setattr(precheck, "parse", lambda code: parsed.append(code) or parse(code))
+    result = codemod.migrate_code(source)
+    assert result.code != source and result.tree is None  # the tree is not kept with the result
+    assert parsed == [source]
+    monkeypatch.undo()
+    fresh = codemod._again(result.code, False, None, None)
+    assert fresh == codemod._again(result.code, False, None, ast.parse(result.code))

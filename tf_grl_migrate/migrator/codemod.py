@@ -27,18 +27,20 @@ class Result:
     diagnostics: list[Diagnostic]
     # with links to other modules (facts.Links): what became of them, for the run to check both ends
     blocked: dict = field(default_factory=dict)  # (path, function) -> the Refusal why that link is not migrated here
+    # ``code``'s ast where a pass made one (the safety net's): the next pass screens it without parsing again
+    tree: Any = field(default=None, repr=False, compare=False)
 
 
 def _transform(code: str, use_runtime: bool = False, screen: bool = True, links: facts.Links | None = None,
                part: slicing.Slice | None = None, source: str | None = None, tree: Any = None) -> Result:
     """One pass. A long module is analysed as its slice (tf_grl_migrate.migrator.slicing) and put back
     together; ``part``/``source``: the slice being analysed (``code``) and the whole module's text;
-    ``tree``: ``code``'s ``ast`` where the caller has it (the screen's)."""
+    ``tree``: ``code``'s ``ast`` where the caller has it (the screen's, or the last pass's)."""
     exporting = links is not None and bool(links.exports)
     if not exporting and not precheck.may_hold_override(code):
         return Result(code, [])
     if screen and not links:
-        screened, tree = precheck.screen(code)
+        screened, tree = precheck.screen(code, tree)
         if screened is not None:
             return Result(code, screened)
     if part is None and not links and code.count("\n") >= slicing.MIN_LINES:
@@ -48,12 +50,13 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
             result = _transform(part.code, use_runtime, screen=False, part=part, source=code)
             new_code = part.expand(result.code) if result.code != part.code else code
             if new_code is not None:
+                new_tree = None
                 if new_code != code:
                     try:
-                        ast.parse(new_code)
+                        new_tree = ast.parse(new_code)
                     except SyntaxError as exc:
                         raise SafetyError(f"the rewritten code does not parse ({exc.msg}); nothing written") from exc
-                return Result(new_code, result.diagnostics, result.blocked)
+                return Result(new_code, result.diagnostics, result.blocked, new_tree)
     module = cst.parse_module(code)
     planner = Planner(module, links, code if source is None else source, use_runtime)
     if part is not None:
@@ -72,12 +75,12 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
     for rule in idioms.rules("rewrite_module"):
         whole = rule(module, plan) if use_runtime or not idioms.idiom_of(rule).runtime else None
         if whole is not None:
-            safety.check(code, whole.code, removed, dissolved, whole_module=True)
-            return Result(whole.code, diagnostics)
+            new_tree = safety.check(code, whole.code, removed, dissolved, whole_module=True)
+            return Result(whole.code, diagnostics, tree=new_tree)
     new_module = keep_module_start(module, module.visit(Rewriter(plan, planner.parents)))
     new_code = written(module, new_module, code, planner.collector)
-    safety.check(code, new_code, removed, dissolved, original_tree=tree)
-    return Result(new_code, diagnostics, blocked)
+    new_tree = safety.check(code, new_code, removed, dissolved, original_tree=tree)
+    return Result(new_code, diagnostics, blocked, new_tree)
 
 
 def _blocked_links(planner: Planner) -> dict:
@@ -105,9 +108,10 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     ``use_runtime``: sites that are exactly a gradient reversal call ``tf_grl_migrate.flip_gradient``
     and a module that only holds the DANN builder becomes a re-export of the shim."""
     result = _transform(code, use_runtime, screen, links, tree=tree)
+    new_tree, result.tree = result.tree, None  # not kept: a run holds its results
     if result.code == code:
         return result
-    again = _again(result.code, use_runtime, links)
+    again = _again(result.code, use_runtime, links, new_tree)
     if again.code == result.code:
         return result
     # A block refused only because a helper it calls held an override block that this pass
@@ -115,7 +119,7 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     # migrated by the next pass: each pass is proven on its input, so one more is taken, and the
     # result must then be stable. Diagnostics keep the input's lines: the notes
     # of every pass, and the refusals of the last (the file as it ends).
-    last = _again(again.code, use_runtime, links)
+    last = _again(again.code, use_runtime, links, again.tree)
     if last.code != again.code:
         raise SafetyError("a second run would change the rewritten code again; nothing written")
     notes = [*result.diagnostics, *_moved(again.diagnostics, result.code, code)]
@@ -123,9 +127,9 @@ def migrate_code(code: str, use_runtime: bool = False, screen: bool = True, link
     return Result(again.code, sorted(set(kept)), again.blocked)
 
 
-def _again(code: str, use_runtime: bool, links: facts.Links | None) -> Result:
+def _again(code: str, use_runtime: bool, links: facts.Links | None, tree: Any) -> Result:
     try:
-        return _transform(code, use_runtime, links=links)
+        return _transform(code, use_runtime, links=links, tree=tree)
     except cst.ParserSyntaxError as exc:
         raise SafetyError(f"the rewritten code does not parse ({exc.message}); nothing written") from exc
 

@@ -36,7 +36,7 @@ def may_hold_override_bytes(raw: bytes) -> bool:
     return any(marker in raw for marker in _MARKER_BYTES)
 
 
-def screen(code: str) -> tuple[list | None, Any]:
+def screen(code: str, tree: Any = None) -> tuple[list | None, Any]:
     """A cheap look with Python's own compiler and parser before libcst's (much slower) analysis.
     It only ever says "nothing to do here"; every verdict on an override is the analysis's.
 
@@ -45,11 +45,13 @@ def screen(code: str) -> tuple[list | None, Any]:
     private ``_gradient_override_map``: only mentions in strings, comments or attribute
     assignments), else ``(None, tree)``: libcst must decide, and ``tree`` is the module's ``ast``
     (None where Python cannot parse it), passed on for the slicing of a long module and the
-    safety net, so the text is parsed once.
+    safety net, so the text is parsed once. ``tree``: ``code``'s ``ast`` where the caller has it
+    (the safety net's, after a rewrite), walked instead of parsing again.
     """
-    if len(code) >= COMPILE_FIRST and _names_nowhere(code):
-        return [], None
-    tree = parse(code)
+    if tree is None:
+        if len(code) >= COMPILE_FIRST and _names_nowhere(code):
+            return [], None
+        tree = parse(code)
     return ([], None) if tree is not None and _nothing_reaches_the_map(tree) else (None, tree)
 
 

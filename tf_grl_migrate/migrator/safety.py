@@ -27,8 +27,9 @@ class SafetyError(Exception):
 
 
 def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False,
-          original_tree: ast.Module | None = None) -> None:
-    """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery.
+          original_tree: ast.Module | None = None) -> ast.Module:
+    """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery;
+    return ``ast.parse(new)``.
 
     ``removed``: (source, enclosing def/class names, names the replacement binds again) of each
     statement the plan removes or replaces on purpose (compound ones count with everything inside
@@ -47,7 +48,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
                 raise SafetyError(f"the rewrite would remove an override around `{what}`, which runs code the "
                                   "override applied to; nothing written (please report this)")
     if whole_module:
-        return
+        return new_tree
     allowed: Counter[tuple] = Counter()
     for source, path, rebound in removed:
         tree = ast.parse(source)
@@ -61,6 +62,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
         kind, shape = sorted(missing, key=repr)[0]
         raise SafetyError(f"the rewrite would remove a `{kind}` statement that is not override machinery "
                           f"({shape[:120]}); nothing written (please report this)")
+    return new_tree
 
 
 def _check_not_read(removed: ast.Module, path: tuple, new_tree: ast.Module, rebound: set) -> None:
