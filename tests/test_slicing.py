@@ -170,3 +170,15 @@ def test_a_script_is_sliced_around_its_main_and_a_helper_called_in_a_block():
     assert part.code.count("\n") < 40
     sliced = _migrate(text, False, 0)
     assert sliced == _migrate(text, False, 10**9) and "_sign_straight_through(hard(x))" in sliced[0]
+
+
+def test_a_module_whose_defs_that_could_go_are_few_is_analysed_whole():
+    """Finding the slice walks the whole module; where the defs and classes that could be set
+    aside hold under a quarter of its lines, it is not looked for (and the result is the same)."""
+    head = "import tensorflow as tf\n\n\ndef f(x):\n    g = tf.get_default_graph()\n"
+    body = "".join(f"    y{i} = tf.identity(x) + {i}\n" for i in range(300))
+    few = head + body + "    with g.gradient_override_map({'Identity': 'R'}):\n        return tf.identity(x)\n"
+    few += PLAIN.format(n=1)
+    assert slicing.slice_module(few, ast.parse(few)) is None
+    many = few + "".join(PLAIN.format(n=n) for n in range(2, 60))
+    assert slicing.slice_module(many, ast.parse(many)) is not None

@@ -17,6 +17,10 @@ _SEED = re.compile(r"gradient|override|Defun", re.IGNORECASE)
 _MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MIN_LINES = 200  # below this the whole module is analysed: the slice would save little
+# Finding the slice walks the whole module (about a fifth of libcst's parse); where the defs and
+# classes that could be set aside hold less than this share of its lines, the slice cannot save
+# much more than that, and seldom does (their helpers are kept with them): the module is analysed
+MIN_SHARE = 0.25  # whole.
 
 
 @dataclass
@@ -191,7 +195,7 @@ def _line_break_at(text: str, i: int) -> str:
 
 def _candidate_units(body: list, lines: list) -> list[_Unit]:
     """The top-level defs and classes that may be set aside: on lines of their own, from column 0,
-    and mentioning no gradient."""
+    and mentioning no gradient; none where they hold under ``MIN_SHARE`` of the lines."""
     units: list[_Unit] = []
     for i, stmt in enumerate(body):
         if not isinstance(stmt, _UNITS):
@@ -201,10 +205,11 @@ def _candidate_units(body: list, lines: list) -> list[_Unit]:
             i + 1 < len(body) and first_line(body[i + 1]) <= last)
         if shares or _SEED.search(statement_text(stmt, lines)) or not lines[first - 1][:1].strip():
             continue  # kept: sharing a line, mentioning gradients, or not starting at column 0
-        unit = _Unit(stmt, i, first, last)
+        units.append(_Unit(stmt, i, first, last, kept=False))
+    if sum(u.last - u.first + 1 for u in units) < MIN_SHARE * len(lines):
+        return []  # too few to pay for the slice
+    for unit in units:
         _unit_facts(unit)
-        unit.kept = False
-        units.append(unit)
     return units
 
 
