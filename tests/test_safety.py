@@ -136,6 +136,20 @@ def test_declared_machinery_may_go_and_nothing_else():
         safety.check(original, "x = (\n", removed=[], dissolved=[])
 
 
+def test_each_removed_assignment_is_checked_in_its_own_function():
+    """The net finds each function by its path once per check (safety._Scopes) and asks every
+    removed statement of it: the second of two, read again in a nested function, is caught; a
+    name read only in another function is not."""
+    original = ("class B:\n    def f(self):\n        a = 1\n        b = 2\n"
+                "        def g():\n            return 0\n        return g\n"
+                "    def h(self):\n        return b\n")
+    removed = [("a = 1\n", ("B", "f"), ()), ("b = 2\n", ("B", "f"), ())]
+    kept = ("class B:\n    def f(self):\n        def g():\n            return {}\n        return g\n"
+            "    def h(self):\n        return b\n")
+    safety.check(original, kept.format("0"), removed=removed, dissolved=[])
+    with pytest.raises(SafetyError, match="assignment of `b`, which the rewritten code still reads \\(line 4\\)"):
+        safety.check(original, kept.format("b"), removed=removed, dissolved=[])
+
 def test_unchanged_statements_are_paired_one_to_one_and_a_lost_twin_is_still_caught():
     """The net walks only the module-level statements whose text changed: a statement kept as it
     was pairs with its twin in the output, once. Losing one of two identical statements, or one

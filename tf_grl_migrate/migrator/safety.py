@@ -50,10 +50,11 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
     if whole_module:
         return new_tree
     allowed: Counter[tuple] = Counter()
+    scopes = _Scopes(new_tree)
     for source, path, rebound in removed:
         tree = ast.parse(source)
         allowed.update(_keys(tree, flips=False))
-        _check_not_read(tree, path, new_tree, set(rebound))
+        _check_not_read(tree, path, scopes, set(rebound))
     original_tree = original_tree or ast.parse(original)
     kept_old, kept_new = _unchanged(original, original_tree, new, new_tree)
     missing = (_keys(original_tree, flips=False, skip=kept_old) - _keys(new_tree, flips=True, skip=kept_new)
@@ -65,7 +66,7 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
     return new_tree
 
 
-def _check_not_read(removed: ast.Module, path: tuple, new_tree: ast.Module, rebound: set) -> None:
+def _check_not_read(removed: ast.Module, path: tuple, scopes: _Scopes, rebound: set) -> None:
     """A removed ``name = ...`` (a graph look-up, a name builder, a counter) must not be read any
     more where it was bound: in the output, the function at ``path`` (or, at module level, the
     whole module) loads no name it bound."""
@@ -74,17 +75,41 @@ def _check_not_read(removed: ast.Module, path: tuple, new_tree: ast.Module, rebo
     bound -= rebound
     if not bound:
         return
-    scope: ast.AST = new_tree
-    for name in path:
-        found = next((n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                      and n.name == name and n is not scope), None)
-        if found is None:
-            return  # the whole definition went (a gradient function handed to the runtime)
-        scope = found
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound:
-            raise SafetyError(f"the rewrite would remove the assignment of `{node.id}`, which the rewritten code "
-                              f"still reads (line {node.lineno}); nothing written (please report this)")
+    scope = scopes.at(path)
+    if scope is None:
+        return  # the whole definition went (a gradient function handed to the runtime)
+    for name, line in scopes.loads(scope):
+        if name in bound:
+            raise SafetyError(f"the rewrite would remove the assignment of `{name}`, which the rewritten code "
+                              f"still reads (line {line}); nothing written (please report this)")
+
+
+class _Scopes:
+    """The rewritten module's definitions by path, and the names each loads: each found once per
+    check, however many removed statements ask (a gradient-reversal builder removes several from
+    the one method)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self._found: dict[tuple, ast.AST | None] = {(): tree}
+        self._loads: dict[int, list[tuple[str, int]]] = {}
+
+    def at(self, path: tuple) -> ast.AST | None:
+        """The definition at ``path`` (each name: the first def or class of that name that
+        ``ast.walk`` meets below the one before), or None where one is missing."""
+        if path not in self._found:
+            scope = self.at(path[:-1])
+            self._found[path] = None if scope is None else next(
+                (n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 and n.name == path[-1] and n is not scope), None)
+        return self._found[path]
+
+    def loads(self, scope: ast.AST) -> list[tuple[str, int]]:
+        """(name, line) of each name ``scope`` loads, in ``ast.walk``'s order."""
+        if id(scope) not in self._loads:
+            self._loads[id(scope)] = [(n.id, n.lineno) for n in ast.walk(scope)
+                                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        return self._loads[id(scope)]
 
 
 def _hazard(node: ast.AST) -> str | None:
