@@ -425,3 +425,15 @@ def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_k
     assert any('"""a string' in h for h in held)
     assert sum(h.startswith("z = ") for h in held) == 2  # in the class indented by two, and the tabbed one
     assert not any("width" in h for h in held)
+
+
+@pytest.mark.parametrize("source", [*SCOPE_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_nodes_of_a_type_are_the_walks_nodes_of_it_in_its_order(source):
+    """RuleFacts.of_type: the index by type gives what a filter of the walk's nodes gives."""
+    from tf_grl_migrate.migrator.analysis import Planner
+
+    facts = Planner(cst.parse_module(source)).facts
+    for kinds in [(cst.Name,), (cst.ClassDef,), (cst.Attribute, cst.Name), (cst.Call, cst.With, cst.Name)]:
+        assert facts.of_type(*kinds) == [n for n in facts.nodes if isinstance(n, kinds)]
+    with pytest.raises(AssertionError):
+        facts.of_type(cst.BaseExpression)  # a base: its instances are not of its type

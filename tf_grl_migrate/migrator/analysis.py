@@ -16,7 +16,7 @@ from ..knowledge import ops
 from ..report import Diagnostic
 from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
-from .idioms.contract import Facts, T
+from .idioms.contract import Facts, NodeT, T
 from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
@@ -156,6 +156,7 @@ class RuleFacts:
             tuple(collector.exprs), tuple(collector.nodes))
         self.attr_values: Mapping[str, list[cst.BaseExpression | None]] = MappingProxyType(collector.attr_values)
         self._ends = tuple(collector.ends)
+        self._by_type: dict[type, list[int]] | None = None
 
     @property
     def registrations(self) -> tuple[Registration, ...]:
@@ -214,6 +215,19 @@ class RuleFacts:
 
     def parent(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
         return self._planner.parents.get(node)
+
+    def of_type(self, kind: type[NodeT], *more: type[NodeT]) -> list[NodeT]:
+        """The walk's nodes of these concrete types, in its order: indexed by type once per
+        module, as an ``isinstance`` over every node costs a Python call each (libcst's nodes
+        are ABCs). Only a type no class derives from: an exact type is an instance check."""
+        kinds = (kind, *more)
+        assert not any(k.__subclasses__() for k in kinds), kinds
+        if self._by_type is None:
+            self._by_type = {}
+            for i, node in enumerate(self.nodes):
+                self._by_type.setdefault(node.__class__, []).append(i)
+        found = [i for k in kinds for i in self._by_type.get(k, ())]
+        return [self.nodes[i] for i in (sorted(found) if more else found)]  # type: ignore[misc]  # the nodes of those types
 
     def scope(self, node: cst.CSTNode | None) -> Scope | None:
         return self._planner.scopes.get(node)

@@ -126,7 +126,7 @@ def gather(facts: Facts) -> Gathered:
     """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
     found = Gathered()
     sites: list[tuple[DefunSite, Refusal | None]] = []  # each placed, with its form's refusal
-    for node in facts.nodes:
+    for node in facts.of_type(cst.Attribute, cst.Name):
         if not ((isinstance(node, cst.Attribute) and node.attr.value == "Defun")
                 or (isinstance(node, cst.Name) and node.value == "Defun")) or _in_import(facts, node):
             continue

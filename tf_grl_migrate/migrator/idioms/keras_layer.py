@@ -99,7 +99,7 @@ def edit_module(builder: Converting) -> list[Edit]:
             new = _import_line(facts, stmt, respell_backend, notes)
             if new is not None:
                 edits.append(Replace(stmt, new))
-    for cls in (n for n in facts.nodes if isinstance(n, cst.ClassDef)):
+    for cls in facts.of_type(cst.ClassDef):
         if _is_keras_layer(facts, cls):
             edits += _weights_lists(builder, cls, notes)
     return [*edits, *(Note(d) for d in notes)]
@@ -193,8 +193,8 @@ def _backend_reads(builder: Converting, notes: list[Diagnostic]) -> set[str]:
         return set()
     names = ops.keras_names()
     respell = set()
-    for node in facts.nodes:
-        if (not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name)
+    for node in facts.of_type(cst.Attribute):
+        if (not isinstance(node.value, cst.Name)
                 or node.value.value not in bound or builder.is_dead(node)):
             continue
         for qualified in facts.qn(node, raw=True):
