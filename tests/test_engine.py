@@ -437,3 +437,33 @@ def test_nodes_of_a_type_are_the_walks_nodes_of_it_in_its_order(source):
         assert facts.of_type(*kinds) == [n for n in facts.nodes if isinstance(n, kinds)]
     with pytest.raises(AssertionError):
         facts.of_type(cst.BaseExpression)  # a base: its instances are not of its type
+
+
+def test_a_dotted_names_code_is_libcsts():
+    """nodes.code_of writes a bare or dotted name itself; for every name and attribute of the
+    cases (and ones with parentheses, spaces, comments and line breaks), libcst's own code."""
+    from tf_grl_migrate.migrator import nodes
+
+    sources = [p.read_text(encoding="utf-8") for p in sorted(CASES.glob("*/*/before.py"))]
+    sources.append("x = (a).b\ny = a . b\nz = (a.b)\nw = a.\\\n    b\nv = (a  # c\n     .b)\n")
+    seen = set()
+    for source in sources:
+        for node in _names_and_attributes(source):
+            expected = cst.Module(body=[]).code_for_node(node)
+            assert nodes.code_of(node) == expected
+            seen.add(nodes._dotted_code(node) is None)
+    assert seen == {True, False}  # both roads taken
+
+
+def _names_and_attributes(source):
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, node):
+            found.append(node)
+
+        def visit_Attribute(self, node):
+            found.append(node)
+
+    cst.parse_module(source).visit(Visitor())
+    return found

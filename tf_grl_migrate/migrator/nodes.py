@@ -18,7 +18,24 @@ Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseS
 
 
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    dotted = _dotted_code(node)
+    return dotted if dotted is not None else cst.Module(body=[]).code_for_node(node)
+
+
+def _dotted_code(node: cst.CSTNode) -> str | None:
+    """The code of a bare name or a dotted one (``tf.nn.relu``: no parentheses, no space around
+    a dot), which import lines and calls are full of, without libcst's code generation; else None.
+    By exact type: an isinstance on a libcst node (an ABC) costs more than this saves."""
+    if type(node) is cst.Name:
+        return None if node.lpar or node.rpar else node.value
+    if type(node) is not cst.Attribute or node.lpar or node.rpar:
+        return None
+    before, after = node.dot.whitespace_before, node.dot.whitespace_after
+    if (type(before) is not cst.SimpleWhitespace or before.value
+            or type(after) is not cst.SimpleWhitespace or after.value):
+        return None
+    head, attr = _dotted_code(node.value), _dotted_code(node.attr)
+    return None if head is None or attr is None else f"{head}.{attr}"
 
 
 def quoted(node: cst.CSTNode) -> str:
