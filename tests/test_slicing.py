@@ -42,6 +42,14 @@ def _hazards(tree: ast.Module, n: int) -> str:
             out.append(f"\n\ndef {name}_{n}():\n    return {name!r}\n")
     for i, value in enumerate(strings[:3]):
         out.append(f"\n\ndef _mentions_{n}_{i}():\n    return {value!r}\n")
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    imported = sorted({(a.asname or a.name).split(".")[0] for s in imports for a in s.names if a.name != "*"})
+    for i, name in enumerate(imported):  # what a module-wide rule reads: `K.flatten(v)`, a Layer subclass
+        if n % 3 == 0:
+            out.append(f"\n\ndef _uses_{n}_{i}(v):\n    return {name}.flatten(v)\n")
+        elif n % 3 == 1:
+            out.append(f"\n\nclass _Sub_{n}_{i}({name}):\n    def build(self, shape):\n"
+                       "        self.trainable_weights = []\n")
     return "".join(out) + "\n"
 
 
@@ -62,15 +70,17 @@ def _padded(source: str, hazards: bool) -> str:
 
 
 def _migrate(text, use_runtime, min_lines):
-    saved = slicing.MIN_LINES
-    slicing.MIN_LINES = min_lines
+    """Sliced wherever a slice is found (``min_lines`` 0: whatever the share of the defs that
+    could go), or analysed whole (a huge ``min_lines``)."""
+    saved = slicing.MIN_LINES, slicing.MIN_SHARE
+    slicing.MIN_LINES, slicing.MIN_SHARE = min_lines, 0 if min_lines == 0 else saved[1]
     try:
         result = codemod.migrate_code(text, use_runtime=use_runtime)
         return result.code, result.diagnostics
     except codemod.SafetyError as exc:
         return "SafetyError", str(exc)
     finally:
-        slicing.MIN_LINES = saved
+        slicing.MIN_LINES, slicing.MIN_SHARE = saved
 
 
 @pytest.mark.parametrize("hazards", [False, True], ids=["plain", "hazards"])
@@ -182,3 +192,39 @@ def test_a_module_whose_defs_that_could_go_are_few_is_analysed_whole():
     assert slicing.slice_module(few, ast.parse(few)) is None
     many = few + "".join(PLAIN.format(n=n) for n in range(2, 60))
     assert slicing.slice_module(many, ast.parse(many)) is not None
+
+
+KERAS_MODULE = '''import keras.backend as K
+from keras.layers import Layer
+import tensorflow as tf
+
+
+def reverse_gradient(x, hp_lambda):
+    grad_name = "ReverseGradient"
+
+    @tf.RegisterGradient(grad_name)
+    def _flip(op, grad):
+        return [tf.negative(grad) * hp_lambda]
+
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Identity": grad_name}):
+        return tf.identity(x)
+
+
+class GradientReversal(Layer):
+    def call(self, x):
+        return reverse_gradient(x, 1.0)
+'''
+
+
+@pytest.mark.parametrize("use", ["class Posterior(Layer):\n    def call(self, x):\n        return K.flatten(x)\n",
+                                 "def posterior(x):\n    return K.flatten(x)\n",
+                                 "class Scaled(tf.keras.layers.Layer):\n    def build(self, shape):\n"
+                                 "        self.trainable_weights = []\n"])
+def test_code_a_keras_rule_reads_is_kept_in_the_slice(use):
+    """The Keras rules read the whole migrated module: a backend function Keras 3 lacks, called
+    anywhere, moves the backend import to tf.keras; every Keras layer's weight lists are respelled.
+    Code that mentions Keras, or reads a name a Keras import binds, is never set aside."""
+    text = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + "\n\n" + use
+    for use_runtime in (False, True):
+        assert _migrate(text, use_runtime, 0) == _migrate(text, use_runtime, 10**9)

@@ -13,7 +13,11 @@ from typing import Any
 
 from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text
 
-_SEED = re.compile(r"gradient|override|Defun", re.IGNORECASE)
+# What marks code the analysis reads: an override's words, and Keras, whose rules read the whole
+# migrated module (a backend function Keras 3 lacks, called anywhere, moves the backend import;
+# every Keras layer's weight lists are respelled): a def or class that mentions one is kept, and
+# so is one that reads a name an import mentioning one binds.
+_SEED = re.compile(r"gradient|override|Defun|keras", re.IGNORECASE)
 _MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MIN_LINES = 200  # below this the whole module is analysed: the slice would save little
