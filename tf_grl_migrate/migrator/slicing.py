@@ -13,11 +13,13 @@ from typing import Any
 
 from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text
 
-# What marks code the analysis reads: an override's words, and Keras, whose rules read the whole
-# migrated module (a backend function Keras 3 lacks, called anywhere, moves the backend import;
-# every Keras layer's weight lists are respelled): a def or class that mentions one is kept, and
-# so is one that reads a name an import mentioning one binds.
-_SEED = re.compile(r"gradient|override|Defun|keras", re.IGNORECASE)
+# What marks code the analysis reads: an override's words, and a layer's weight lists, which the
+# Keras rules respell anywhere in a migrated module (idioms/keras_layer): a def or class that
+# mentions one is kept, and so is one that reads a name an import mentioning one binds.
+_SEED = re.compile(r"gradient|override|Defun|trainable_weights", re.IGNORECASE)
+# An import of Keras's backend: a backend function Keras 3 lacks, called anywhere, moves it to
+# tf.keras (idioms/keras_layer), so every user of the names it binds is kept.
+_BACKEND = re.compile(r"keras.*backend|backend.*keras", re.DOTALL)
 _MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MIN_LINES = 200  # below this the whole module is analysed: the slice would save little
@@ -274,7 +276,8 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     mentions |= imported
     core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
     for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
-        if _SEED.search(statement_text(stmt, lines)):
+        text = statement_text(stmt, lines)  # or Keras's backend
+        if _SEED.search(text) or _BACKEND.search(text):
             core |= _imported(stmt)
     receivers = _grown(receivers, assignments) if kept else receivers
     changed = True
