@@ -116,6 +116,22 @@ SCREEN_SHAPES = {
 }
 
 
+@pytest.mark.parametrize("source", [*SCREEN_SHAPES.values(), *(
+    _read(p) for p in sorted(CASES.glob("*/*/before.py")))])
+def test_the_screens_first_look_at_the_lines_naming_the_map_answers_as_the_whole_walk(source):
+    """precheck: the top-level statements on lines that name the map are walked first; where
+    one reaches it, that is the whole walk's answer (a docstring, a comment or an unread string
+    on such a line falls through to the whole walk)."""
+    import ast
+
+    from tf_grl_migrate.migrator import precheck
+
+    tree = ast.parse(source)
+    shuffled = "# gradient_override_map\n" + source  # a line naming it before the first statement
+    assert precheck._nothing_reaches_the_map(tree, source) == (not precheck._reaches(tree))
+    assert precheck._nothing_reaches_the_map(ast.parse(shuffled), shuffled) == (not precheck._reaches(tree))
+
+
 @pytest.mark.parametrize("compile_first", [0, None], ids=["bytecode screen first", "as sized"])
 @pytest.mark.parametrize("source", SCREEN_SHAPES.values(), ids=SCREEN_SHAPES.keys())
 def test_cheap_screen_agrees_with_the_full_analysis_on_edge_shapes(source, compile_first, monkeypatch):

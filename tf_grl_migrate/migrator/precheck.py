@@ -52,7 +52,7 @@ def screen(code: str, tree: Any = None) -> tuple[list | None, Any]:
         if len(code) >= COMPILE_FIRST and _names_nowhere(code):
             return [], None
         tree = parse(code)
-    return ([], None) if tree is not None and _nothing_reaches_the_map(tree) else (None, tree)
+    return ([], None) if tree is not None and _nothing_reaches_the_map(tree, code) else (None, tree)
 
 
 # From this many characters the bytecode screen goes first: it saves the tree where the map is
@@ -61,7 +61,29 @@ def screen(code: str, tree: Any = None) -> tuple[list | None, Any]:
 COMPILE_FIRST = 64_000
 
 
-def _nothing_reaches_the_map(tree: Any) -> bool:
+def _nothing_reaches_the_map(tree: Any, code: str = "") -> bool:
+    """No node of ``tree`` reaches the map (``_reaches``). The top-level statements on the lines
+    that name it in ``code`` are asked first: one that does answers for the whole, without
+    walking the rest of a module that holds an override."""
+    import bisect
+
+    if code and tree.body:
+        starts = [first_line(stmt) for stmt in tree.body]
+        asked, line, at = set(), 1, 0
+        for m in _NAMED.finditer(code):  # a line's number, as ast counts (only speed is at stake)
+            line, at = line + code.count("\n", at, m.start()), m.start()
+            asked.add(bisect.bisect_right(starts, line) - 1)
+        asked.discard(-1)
+        if any(_reaches(tree.body[i]) for i in sorted(asked)):
+            return False
+    return not _reaches(tree)
+
+
+_NAMED = re.compile("|".join((MARKER, PRIVATE, DEFUN)))  # where a statement may reach the map
+
+
+def _reaches(tree: Any) -> bool:
+    """Whether a node under ``tree`` (itself included) may reach the map."""
     import ast
 
     for n in ast.walk(tree):
@@ -69,13 +91,13 @@ def _nothing_reaches_the_map(tree: Any) -> bool:
             if isinstance(n.value, ast.Name) and is_runtime_map(n.value.id):
                 continue  # the runtime's map, not a graph's: migrated already
             if n.attr == PRIVATE or isinstance(n.ctx, ast.Load):
-                return False
+                return True
         elif ((isinstance(n, ast.Name) and n.id == MARKER) or (isinstance(n, ast.alias) and n.name == MARKER)
               or (isinstance(n, ast.Constant) and n.value == MARKER)):
-            return False  # a wrapper named like the API, imported under another name, or getattr(g, "...")
+            return True  # a wrapper named like the API, imported under another name, or getattr(g, "...")
         elif (isinstance(n, ast.Attribute) and n.attr == DEFUN) or (isinstance(n, ast.Name) and n.id == DEFUN):
-            return False  # a Defun: its gradient is the analysis's to decide
-    return True
+            return True  # a Defun: its gradient is the analysis's to decide
+    return False
 
 
 def parse(code: str) -> Any:
