@@ -194,27 +194,9 @@ def test_a_module_whose_defs_that_could_go_are_few_is_analysed_whole():
     assert slicing.slice_module(many, ast.parse(many)) is not None
 
 
-KERAS_MODULE = '''import keras.backend as K
-from keras.layers import Layer
-import tensorflow as tf
-
-
-def reverse_gradient(x, hp_lambda):
-    grad_name = "ReverseGradient"
-
-    @tf.RegisterGradient(grad_name)
-    def _flip(op, grad):
-        return [tf.negative(grad) * hp_lambda]
-
-    g = tf.get_default_graph()
-    with g.gradient_override_map({"Identity": grad_name}):
-        return tf.identity(x)
-
-
-class GradientReversal(Layer):
-    def call(self, x):
-        return reverse_gradient(x, 1.0)
-'''
+# a case that migrates, in a module that imports Keras's backend and Layer without reading them
+KERAS_MODULE = "import keras.backend as K\nfrom keras.layers import Layer\n" + (
+    CASES / "rewrite" / "plain_scale_gradient" / "before.py").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("use", ["class Posterior(Layer):\n    def call(self, x):\n        return K.flatten(x)\n",
@@ -224,7 +206,7 @@ class GradientReversal(Layer):
 def test_code_a_keras_rule_reads_is_kept_in_the_slice(use):
     """The Keras rules read the whole migrated module: a backend function Keras 3 lacks, called
     anywhere, moves the backend import to tf.keras; every Keras layer's weight lists are respelled.
-    Code that mentions Keras, or reads a name a Keras import binds, is never set aside."""
+    Code that mentions weight lists, or reads a name a Keras backend import binds, is never set aside."""
     text = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + "\n\n" + use
     for use_runtime in (False, True):
         assert _migrate(text, use_runtime, 0) == _migrate(text, use_runtime, 10**9)
