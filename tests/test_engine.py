@@ -418,7 +418,7 @@ def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_k
     held = []
     stand_in = rewrite._Kept._stand_in
     monkeypatch.setattr(rewrite._Kept, "_stand_in", staticmethod(
-        lambda statement, into: held.append(code_of(statement)) or stand_in(statement, into)))
+        lambda statement, indent, into: held.append(code_of(statement)) or stand_in(statement, indent, into)))
     result = codemod.migrate_code(NESTED_SOURCE)
     assert result.code != NESTED_SOURCE
     assert any(h.lstrip().startswith("def build") for h in held)

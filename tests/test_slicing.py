@@ -210,3 +210,13 @@ def test_code_a_keras_rule_reads_is_kept_in_the_slice(use):
     text = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + "\n\n" + use
     for use_runtime in (False, True):
         assert _migrate(text, use_runtime, 0) == _migrate(text, use_runtime, 10**9)
+
+
+def test_the_slice_keeps_what_the_keras_rules_respell():
+    """slicing.py names what idioms/keras_layer.py reads module-wide without importing it (the slice
+    is found with ast alone): the two must not drift apart."""
+    from tf_grl_migrate.migrator.idioms import keras_layer
+
+    assert all(slicing._SEED.search(name) for name in keras_layer.SETTABLE_ONCE)
+    assert all(slicing._BACKEND.search(line) for line in (
+        "import keras.backend as K", "from keras import backend as K", "from tensorflow.keras import backend"))

@@ -58,8 +58,8 @@ class Collector(QuickVisitor):
         """``node`` and the nodes under it but layout, in libcst's order (what a QuickVisitor's walk
         meets), from the walk's record; None where the walk did not record ``node`` or read a
         comprehension under it out of that order."""
-        i = self.order.by_id.get(id(node))
-        if i is None or self.nodes[i] is not node:
+        i = self._index(node)
+        if i is None:
             return None
         end = self.ends[i]
         if self._late is None:  # found once, in a module that asks (most are refused or left alone first)
@@ -81,8 +81,14 @@ class Collector(QuickVisitor):
     def size(self, node: cst.CSTNode) -> int:
         """How many nodes (layout left out) the walk recorded in ``node``'s subtree, itself
         included; 0 for a node it did not record (a new one)."""
+        i = self._index(node)
+        return 0 if i is None else self.ends[i] - i
+
+    def _index(self, node: cst.CSTNode) -> int | None:
+        """``node``'s index in the walk's record; None for a node it did not record (a new one,
+        or a copy: an id may be reused once its node is gone)."""
         i = self.order.by_id.get(id(node))
-        return self.ends[i] - i if i is not None and self.nodes[i] is node else 0
+        return i if i is not None and self.nodes[i] is node else None
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:

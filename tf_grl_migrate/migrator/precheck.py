@@ -79,7 +79,7 @@ def _nothing_reaches_the_map(tree: Any, code: str = "") -> bool:
     return not _reaches(tree)
 
 
-_NAMED = re.compile("|".join((MARKER, PRIVATE, DEFUN)))  # where a statement may reach the map
+_NAMED = re.compile("|".join(MARKERS))  # where a statement may reach the map (PRIVATE holds MARKER)
 
 
 def _reaches(tree: Any) -> bool:

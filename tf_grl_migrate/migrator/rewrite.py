@@ -500,7 +500,7 @@ def written(original: cst.Module, new: cst.Module, source: str, walk: Collector)
     A top-level one by its lines (a module's code is its header's, then each statement's, then its
     footer's; a statement's text is whole lines: ``walk.breaks_before`` to ``walk.breaks_through``,
     the walk's record); one inside a statement that changed where it is written at the indent it
-    had (``_generated``). Generated whole where the header, footer or layout changed, or where the
+    had (``_Kept``). Generated whole where the header, footer or layout changed, or where the
     module does not end with a line break (libcst drops the last one it writes)."""
     if (not original.body or not _same(new.header, original.header) or not _same(new.footer, original.footer)
             or not original.has_trailing_newline or not new.has_trailing_newline
@@ -542,28 +542,29 @@ class _Kept:
         self.original, self.source, self.line_starts, self.walk = original, source, line_starts, walk
 
     def generated(self, module: cst.Module, statement: cst.CSTNode) -> str:
-        held: list[cst.CSTNode] = []
+        held: list[tuple[cst.CSTNode, str]] = []
         stripped = self._hold(statement, "", held)
         if not held:
             return module.code_for_node(statement)
         code = module.code_for_node(stripped)
         parts, at, newline = [], 0, module.default_newline
         for m in _KEPT.finditer(code):
-            kept = held[int(m.group(1))]
+            kept, indent = held[int(m.group(1))]
             line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
-            if code[line:m.start()] != self._indent(kept) or not code.startswith(newline, m.end()):
+            if code[line:m.start()] != indent or not code.startswith(newline, m.end()):
                 return module.code_for_node(statement)  # not where _hold expected it: generated whole
             parts += [code[at:line], self._text(kept)]
             at = m.end() + len(newline)
         return "".join([*parts, code[at:]])
 
-    def _hold(self, node: cst.CSTNode, indent: str, held: list[cst.CSTNode]) -> cst.CSTNode:
+    def _hold(self, node: cst.CSTNode, indent: str, held: list[tuple[cst.CSTNode, str]]) -> cst.CSTNode:
         """``node``, written at ``indent``, with each statement of its blocks that the walk recorded
-        at the same indent replaced by a stand-in (its index in ``held``), if it is worth it."""
+        at the same indent replaced by a stand-in (its index in ``held``, with that indent), if it
+        is worth it."""
         if isinstance(node, cst.IndentedBlock):
             indent += self.original.default_indent if node.indent is None else node.indent
-            body = [self._stand_in(s, held) if self.walk.size(s) >= _WORTH_HOLDING and self._indent(s) == indent
-                    else self._hold(s, indent, held) for s in node.body]
+            body = [self._stand_in(s, indent, held) if self.walk.size(s) >= _WORTH_HOLDING
+                    and self._indent(s) == indent else self._hold(s, indent, held) for s in node.body]
             return node.with_changes(body=body) if any(a is not b for a, b in zip(body, node.body)) else node
         if not isinstance(node, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally,
                                  cst.MatchCase, getattr(cst, "ExceptStarHandler", cst.ExceptHandler))):
@@ -582,8 +583,8 @@ class _Kept:
         return node.with_changes(**changes) if changes else node
 
     @staticmethod
-    def _stand_in(statement: cst.CSTNode, held: list[cst.CSTNode]) -> cst.SimpleStatementLine:
-        held.append(statement)
+    def _stand_in(statement: cst.CSTNode, indent: str, held: list[tuple[cst.CSTNode, str]]) -> cst.SimpleStatementLine:
+        held.append((statement, indent))
         return cst.SimpleStatementLine(body=[cst.Expr(cst.Name(f"{_KEPT_MARK}{len(held) - 1}__"))])
 
     def _indent(self, statement: cst.CSTNode) -> str:

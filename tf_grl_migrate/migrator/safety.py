@@ -90,7 +90,6 @@ class _Scopes:
     the one method)."""
 
     def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
         self._found: dict[tuple, ast.AST | None] = {(): tree}
         self._loads: dict[int, list[tuple[str, int]]] = {}
 

@@ -172,10 +172,9 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
     ``Positions`` counts a statement's line from), where its subtree ends (``ends``: the index
     after its last descendant, so ``nodes[i:ends[i]]`` is node i's subtree), the line breaks
     written up to the end of its text (``closes``: a statement's text is the lines from
-    ``lines[i]`` to ``closes[i]``), its parent
-    (``parents``, by id), and
-    ``enter(node)`` before its hook and ``leave(node)`` after its children; the fields ``late``
-    names for a type are read after its others. No field hooks: for a visitor that has none.
+    ``lines[i]`` to ``closes[i]``), its parent (``parents``, by id), and ``enter(node)`` before
+    its hook and ``leave(node)`` after its children; the fields ``late`` names for a type are read
+    after its others. No field hooks: for a visitor that has none.
     Layout is more than half of a module's nodes; only its line breaks are counted."""
     cls = type(visitor)
     visits, leaves = cls._visits, cls._leaves
