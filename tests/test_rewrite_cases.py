@@ -122,8 +122,6 @@ def test_the_screens_first_look_at_the_lines_naming_the_map_answers_as_the_whole
     """precheck: the top-level statements on lines that name the map are walked first; where
     one reaches it, that is the whole walk's answer (a docstring, a comment or an unread string
     on such a line falls through to the whole walk)."""
-    import ast
-
     from tf_grl_migrate.migrator import precheck
 
     tree = ast.parse(source)
