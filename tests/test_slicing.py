@@ -199,17 +199,38 @@ KERAS_MODULE = "import keras.backend as K\nfrom keras.layers import Layer\n" + (
     CASES / "rewrite" / "plain_scale_gradient" / "before.py").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("use", ["class Posterior(Layer):\n    def call(self, x):\n        return K.flatten(x)\n",
-                                 "def posterior(x):\n    return K.flatten(x)\n",
-                                 "class Scaled(tf.keras.layers.Layer):\n    def build(self, shape):\n"
-                                 "        self.trainable_weights = []\n"])
-def test_code_a_keras_rule_reads_is_kept_in_the_slice(use):
+@pytest.mark.parametrize("use", [
+    "class Posterior(Layer):\n    def call(self, x):\n        return K.flatten(x)\n",
+    "def posterior(x):\n    return K.flatten(x)\n",
+    "def posterior(x):\n    return K.placeholder(shape=x.shape)\n",  # neither Keras 3 nor tf.keras: a note here
+    "def posterior(x, K=None):\n    return K.flatten(x)\n",  # not the backend: nothing moves
+    "def posterior(x):\n    K = x\n    return K.flatten(x)\n",
+    "def posterior(x):\n    return K.mean(x), K.backend()\n",  # Keras 3 has K.backend: only K.mean counts
+    "class Scaled(tf.keras.layers.Layer):\n    def build(self, shape):\n        self.trainable_weights = []\n"])
+def test_code_a_keras_rule_reads_is_seen_through_the_slice(use):
     """The Keras rules read the whole migrated module: a backend function Keras 3 lacks, called
-    anywhere, moves the backend import to tf.keras; every Keras layer's weight lists are respelled.
-    Code that mentions weight lists, or reads a name a Keras backend import binds, is never set aside."""
+    anywhere, moves the backend import to tf.keras (code set aside hands such a call on in its stub
+    line), one neither has gets a note at its line; every Keras layer's weight lists are respelled.
+    Sliced or whole, the module migrates to the same bytes with the same diagnostics."""
     text = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + "\n\n" + use
     for use_runtime in (False, True):
         assert _migrate(text, use_runtime, 0) == _migrate(text, use_runtime, 10**9)
+
+
+def test_a_keras_backend_call_set_aside_is_handed_on_in_its_stub(monkeypatch):
+    """Code that only calls a backend function tf.keras has (``K.flatten``) is set aside, and the
+    stub line carries the call; code the rules would note, or that binds ``K``, stays."""
+    monkeypatch.setattr(slicing, "MIN_LINES", 0)
+    monkeypatch.setattr(slicing, "MIN_SHARE", 0)
+    carried = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + (
+        "\n\ndef posterior(x):\n    return K.flatten(x)\n")
+    part = slicing.slice_module(carried, ast.parse(carried))
+    assert part is not None and "def posterior" not in part.code and "K.flatten" in part.code
+    for use in ("def posterior(x):\n    return K.placeholder(shape=x.shape)\n",
+                "def posterior(x, K=None):\n    return K.flatten(x)\n"):
+        kept = KERAS_MODULE + "".join(PLAIN.format(n=n) for n in range(20)) + "\n\n" + use
+        part = slicing.slice_module(kept, ast.parse(kept))
+        assert part is not None and "def posterior" in part.code
 
 
 def test_the_slice_keeps_what_the_keras_rules_respell():

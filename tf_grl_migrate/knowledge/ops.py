@@ -205,6 +205,16 @@ def keras_names() -> frozenset:
         return frozenset(line.strip() for line in handle if line.strip() and not line.startswith("#"))
 
 
+def keras_backend_lacks(attr: str) -> str | None:
+    """What becomes of ``K.<attr>`` (``K`` Keras 2's ``keras.backend``) under Keras 3: None where
+    Keras 3's ``keras.backend`` has it; ``"tf.keras"`` where only TF2's ``tf.keras.backend`` does
+    (the import moves there); ``"gone"`` where neither has it."""
+    names = keras_names()
+    if f"keras.backend.{attr}" in names:
+        return None
+    return "tf.keras" if f"tensorflow.keras.backend.{attr}" in names else "gone"
+
+
 def exists_in_tf2(qualified_name: str) -> bool:
     """Whether a ``tensorflow...`` name exists in the pinned TF2, as far as the names file covers
     it: the public API three submodules deep (``tensorflow.a.b.c``; ``tensorflow.compat.v1.a.b.c``)

@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..knowledge import ops
 from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text
 
 # What marks code the analysis reads: an override's words, and a layer's weight lists, which the
 # Keras rules respell anywhere in a migrated module (idioms/keras_layer): a def or class that
 # mentions one is kept, and so is one that reads a name an import mentioning one binds.
 _SEED = re.compile(r"gradient|override|Defun|trainable_weights", re.IGNORECASE)
-# An import of Keras's backend: a backend function Keras 3 lacks, called anywhere, moves it to
-# tf.keras (idioms/keras_layer), so every user of the names it binds is kept.
+# An import of Keras's backend (``K``): a backend function Keras 3 lacks (``K.flatten``), called
+# anywhere, moves it to tf.keras (idioms/keras_layer). Code set aside that calls one hands the rule
+# that call in its stub line; code where it would get a note (Keras 3 and tf.keras both lack it),
+# or that binds ``K`` itself, is kept.
 _BACKEND = re.compile(r"keras.*backend|backend.*keras", re.DOTALL)
 _MARKERS = (MARKER, PRIVATE)
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -40,6 +43,10 @@ class _Unit:
     binds: set = field(default_factory=set)  # names it may bind at module level
     attributes: set = field(default_factory=set)  # attribute names it assigns
     loads: set = field(default_factory=set)  # names it reads
+    dotted: set = field(default_factory=set)  # (name, attribute) of each `name.attribute` it reads
+    local: set = field(default_factory=set)  # names it binds anywhere inside (over-approximated)
+    carried: list = field(default_factory=list)  # `K.flatten`: the Keras backend calls its stub hands on
+    pinned: bool = False  # kept whatever else: a Keras rule reads it where it is
     kept: bool = True
 
 
@@ -82,14 +89,20 @@ def _names(node: ast.AST, unit: _Unit | None = None, nodes: list[ast.AST] | None
         if isinstance(n, ast.Name):
             names.add(n.id)
             bare.add(n.id)
-            if unit is not None and isinstance(n.ctx, ast.Load):
-                unit.loads.add(n.id)
+            if unit is not None:
+                (unit.loads if isinstance(n.ctx, ast.Load) else unit.local).add(n.id)
         elif isinstance(n, ast.Attribute):
             names.add(n.attr)
-            if unit is not None and isinstance(n.ctx, ast.Store):
-                unit.attributes.add(n.attr)
+            if unit is not None:
+                if isinstance(n.ctx, ast.Store):
+                    unit.attributes.add(n.attr)
+                if isinstance(n.value, ast.Name):
+                    unit.dotted.add((n.value.id, n.attr))
         elif type(n) in _DECLARING:
-            names.update(_declared(n))
+            declared = _declared(n)
+            names.update(declared)
+            if unit is not None:
+                unit.local.update(declared)
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             names.update(n.names)
             bare.update(n.names)
@@ -199,6 +212,36 @@ def _line_break_at(text: str, i: int) -> str:
     return "\r\n" if text.startswith("\r\n", i) else text[i:i + 1] if text[i:i + 1] in ("\r", "\n") else ""
 
 
+def _backend_reads(unit: _Unit, backend: set) -> None:
+    """What the Keras rules read of ``unit`` through ``backend``, the names an import of Keras's
+    backend binds: a call of what Keras 3 lacks and tf.keras has goes into its stub; one neither
+    has (a note at its line), or one through a name it binds itself, keeps it."""
+    for name, attr in unit.dotted:
+        if name not in backend:
+            continue
+        fate = ops.keras_backend_lacks(attr)
+        if fate is None:
+            continue
+        if fate == "gone" or name in unit.local:
+            unit.pinned = True
+        else:
+            unit.carried.append(f"{name}.{attr}")
+
+
+def _imports_read(imports: list, units: list[_Unit], lines: list) -> set:
+    """The names imports that mention gradients bind (aliases of the API: every use counts); for an
+    import of Keras's backend, what the Keras rules read through it in each unit (_backend_reads)."""
+    core: set = set()
+    for stmt in imports:
+        text = statement_text(stmt, lines)
+        if _SEED.search(text):
+            core |= _imported(stmt)
+        elif _BACKEND.search(text):
+            for unit in units:
+                _backend_reads(unit, _imported(stmt))
+    return core
+
+
 def _candidate_units(body: list, lines: list) -> list[_Unit]:
     """The top-level defs and classes that may be set aside: on lines of their own, from column 0,
     and mentioning no gradient; none where they hold under ``MIN_SHARE`` of the lines."""
@@ -275,10 +318,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
     mentions, core, receivers, seen, bound, plain, assignments = _kept_facts(kept, lines)
     mentions |= imported
     core |= seen & bound  # a module-level map, name or graph an override uses: every use counts
-    for stmt in imports:  # names imported by an import that mentions gradients (aliases of the API)
-        text = statement_text(stmt, lines)  # or Keras's backend
-        if _SEED.search(text) or _BACKEND.search(text):
-            core |= _imported(stmt)
+    core |= _imports_read(imports, units, lines)
     receivers = _grown(receivers, assignments) if kept else receivers
     changed = True
     while changed:
@@ -288,7 +328,8 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
             mentions |= entry[1]
             changed = True
         for unit in units:
-            if not unit.kept and (unit.binds & mentions or unit.attributes & receivers or unit.bare & core):
+            if not unit.kept and (unit.pinned or unit.binds & mentions or unit.attributes & receivers
+                                  or unit.bare & core):
                 unit.kept = True
                 changed = True
                 mentions |= unit.bare
@@ -314,6 +355,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
         out.append("".join(lines[cursor - 1:first - 1]))
         out_lines += first - cursor
         reads = sorted(set().union(*(u.loads for u in run)) & visible)
+        reads += sorted(set().union(*(u.carried for u in run)))
         stub = f"__grl_elided_{n}__ = ({', '.join(reads)}{',' if len(reads) == 1 else ''})"
         original = "".join(lines[first - 1:last])
         terminator = next((b for b in ("\r\n", "\r", "\n") if original.endswith(b)), "")

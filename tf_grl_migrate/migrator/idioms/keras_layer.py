@@ -191,7 +191,6 @@ def _backend_reads(builder: Converting, notes: list[Diagnostic]) -> set[str]:
     bound = _backend_names(facts.module)
     if not bound:
         return set()
-    names = ops.keras_names()
     respell = set()
     for node in facts.of_type(cst.Attribute):
         if (not isinstance(node.value, cst.Name)
@@ -201,9 +200,10 @@ def _backend_reads(builder: Converting, notes: list[Diagnostic]) -> set[str]:
             if not qualified.startswith("keras.backend.") or qualified.count(".") != 2:
                 continue
             attr = qualified.rsplit(".", 1)[1]
-            if qualified in names:
+            fate = ops.keras_backend_lacks(attr)
+            if fate is None:
                 continue
-            if f"tensorflow.keras.backend.{attr}" in names:
+            if fate == "tf.keras":
                 respell.add(node.value.value)
             else:
                 notes.append(Diagnostic.said(facts.pos(node), "GRL201", "backend_gone", name=code_of(node), attr=attr))
