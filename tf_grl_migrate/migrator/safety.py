@@ -191,10 +191,17 @@ def _is_map_call(node: ast.AST) -> bool:
         or (isinstance(node.func, ast.Name) and node.func.id == MARKER))
 
 
+def _is_compat_v1(node: ast.AST) -> bool:
+    """``<x>.compat.v1``."""
+    return (isinstance(node, ast.Attribute) and node.attr == "v1" and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "compat")
+
+
 def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
     """A statement's shape, blurred where the rewrite changes code on purpose: names (fresh
     inputs, renamed gradient functions), call targets (an op call becomes a call of its
-    custom-gradient function; removed TF aliases get their TF2 names), an op's ``name=`` (passed
+    custom-gradient function; removed TF aliases get their TF2 names), a TF1-only name's
+    ``compat.v1`` (``tf.AUTO_REUSE`` -> ``tf.compat.v1.AUTO_REUSE``), an op's ``name=`` (passed
     on inside that function), ``op.inputs[i]`` / ``op.outputs[0]`` (become the function's own
     names), ``op.inputs`` (the list of them), and ``a * b`` (wrapped: ``f(a, b)``). ``skip``: the
     fields left out (a compound statement's bodies: their statements count one by one). Built
@@ -212,6 +219,9 @@ def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr in (
             "inputs", "outputs"):
         return "_"
+    if isinstance(node, ast.Attribute) and _is_compat_v1(node.value):  # a TF1-only name respelled for TF2:
+        return ("Attribute", _shape(node.value.value.value, flips), node.attr,  # type: ignore[attr-defined]
+                _shape(node.ctx, flips))  # `tf.compat.v1.AUTO_REUSE` is TF1's `tf.AUTO_REUSE`
     if isinstance(node, ast.BinOp):  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
         return ("Call", "_", (_shape(node.left, flips), _shape(node.right, flips)), ())
     if isinstance(node, ast.Call):
