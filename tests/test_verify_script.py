@@ -25,6 +25,7 @@ def test_a_registration_whose_name_is_a_call_is_script_code():
 
 
 HEAD = '''\
+import functools
 import logging.config
 import os
 
@@ -89,6 +90,10 @@ RUNS_CODE_AT_LOAD = {
     "logging's dictConfig factories": (
         "logging.config.dictConfig({'version': 1, 'handlers': {'h': {'()': 'os.system'}}})"),
     "a builtin shadowed by the module": "print = _Deco()\n@print\ndef g(x):\n    return x",
+    "an attribute set on a class": "_Scope.calls = 0",  # a metaclass's __setattr__ may run
+    "an attribute set on a decorated function": "@functools.wraps(_make_grad)\ndef h():\n    pass\nh.calls = 0",
+    "an attribute set on a function that is rebound": "def k():\n    pass\nk = _Deco()\nk.calls = 0",
+    "a function's attribute set to a call of the module's": "_make_grad.made = _make_grad()",
 }
 
 
@@ -117,6 +122,8 @@ STILL_RUNS = [
     "logger = logging.getLogger(__name__)",
     "ACT = lambda x: tf.nn.relu(x)",
     "TOTAL = sum([1, 2, 3])",
+    "_flip_grad.calls = 0",  # a counter on a plain function (`gradient_override.counter = 0`)
+    "_flip_grad.names = _flip_grad.seen = set()",
 ]
 
 

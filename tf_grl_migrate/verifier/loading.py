@@ -216,6 +216,14 @@ def _binds(stmt: ast.stmt) -> set[str]:
     return module_binds(stmt)
 
 
+def _function_attributes_set(stmt: ast.stmt, check: Harmless) -> set[str]:
+    """The module's plain functions whose attributes ``stmt`` sets (``f.calls = 0``): it goes with
+    them."""
+    if isinstance(stmt, ast.Assign) and all(check.sets_function_attribute(t) for t in stmt.targets):
+        return {t.value.id for t in stmt.targets}  # type: ignore[attr-defined]
+    return set()
+
+
 def _is_main_guard(stmt: ast.stmt) -> bool:
     return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
             and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(stmt.test)))
@@ -263,6 +271,8 @@ def definitions(tree: ast.Module, wanted: set[str] | None,
     check = Harmless(tree, op_callables())
     why = [check.statement(s) for s in body]
     binds = [_binds(s) for s in body]
+    # `f.calls = 0` after `def f`: runs with f (a plain function, script.Harmless)
+    binds = [b | _function_attributes_set(s, check) if w is None else b for s, b, w in zip(body, binds, why)]
     if wanted is None:
         wanted = {n for s, b, w in zip(body, binds, why) if w is None
                   and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign))

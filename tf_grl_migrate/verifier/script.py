@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import cast
 
@@ -87,6 +88,13 @@ class Harmless:
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 self.local[stmt.name] = stmt
+        defined = Counter(n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                           ast.ClassDef)))
+        # the module's plain functions: defined once, undecorated, never rebound; setting an
+        # attribute of one (`counter.calls = 0`) runs no code of the module's
+        self.plain_functions = frozenset(
+            s.name for s in tree.body if isinstance(s, ast.FunctionDef) and not s.decorator_list
+            and defined[s.name] == 1 and s.name not in assigned and s.name not in self.aliases)
         self._local_ok: dict[str, bool] = {}
         self.inert_names: frozenset[str] = frozenset()
         self.inert_names, self.instances = self._module_values(tree)
@@ -117,19 +125,7 @@ class Harmless:
             why = self._class_creation(stmt) or self._decorators_and(stmt.decorator_list, stmt.bases, depth)
             return why or next((w for s in stmt.body if (w := self.statement(s, depth))), None)
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            if stmt.value is None:
-                return self.expression(getattr(stmt, "annotation", None), depth)
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets):
-                return "an assignment to something other than a name"
-            operated = [stmt.target, stmt.value] if isinstance(stmt, ast.AugAssign) else [stmt.value] if any(
-                isinstance(t, (ast.Tuple, ast.List)) for t in targets) else []  # `x += v` and `a, b = v` act on them
-            if not all(self.inert(v) for v in operated):
-                return f"`{ast.unparse(stmt)[:60]}` may run code of the module's own objects (unpacking, an operator)"
-            if isinstance(stmt.value, ast.Name) and stmt.value.id not in self.instances:
-                return None  # another name for a value: nothing runs
-            return self.expression(getattr(stmt, "annotation", None), depth) or self.expression(stmt.value, depth,
-                                                                                                top=True)
+            return self._assignment(stmt, depth)
         if isinstance(stmt, ast.If):
             return self.expression(stmt.test, depth) or self._truth(stmt.test) or self._body(
                 [*stmt.body, *stmt.orelse], depth)
@@ -141,6 +137,28 @@ class Harmless:
             return next((w for i in stmt.items if (w := self._context(i.context_expr, depth))), None) or self._body(
                 stmt.body, depth)
         return f"a `{type(stmt).__name__.lower()}` statement (script code)"
+
+    def _assignment(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, depth: int) -> str | None:
+        if isinstance(stmt, ast.Assign) and all(self.sets_function_attribute(t) for t in stmt.targets):
+            return self.expression(stmt.value, depth, top=True)
+        if stmt.value is None:
+            return self.expression(getattr(stmt, "annotation", None), depth)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets):
+            return "an assignment to something other than a name"
+        operated = [stmt.target, stmt.value] if isinstance(stmt, ast.AugAssign) else [stmt.value] if any(
+            isinstance(t, (ast.Tuple, ast.List)) for t in targets) else []  # `x += v` and `a, b = v` act on them
+        if not all(self.inert(v) for v in operated):
+            return f"`{ast.unparse(stmt)[:60]}` may run code of the module's own objects (unpacking, an operator)"
+        if isinstance(stmt.value, ast.Name) and stmt.value.id not in self.instances:
+            return None  # another name for a value: nothing runs
+        return self.expression(getattr(stmt, "annotation", None), depth) or self.expression(stmt.value, depth,
+                                                                                            top=True)
+
+    def sets_function_attribute(self, target: ast.expr) -> bool:
+        """``f.attr``, ``f`` one of the module's plain functions."""
+        return (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id in self.plain_functions)
 
     def _context(self, expr: ast.expr, depth: int) -> str | None:
         """A with item: a call whose result's ``__enter__`` is a library's (or a generator's the
