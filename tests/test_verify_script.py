@@ -94,6 +94,7 @@ RUNS_CODE_AT_LOAD = {
     "an attribute set on a decorated function": "@functools.wraps(_make_grad)\ndef h():\n    pass\nh.calls = 0",
     "an attribute set on a function that is rebound": "def k():\n    pass\nk = _Deco()\nk.calls = 0",
     "a function's attribute set to a call of the module's": "_make_grad.made = _make_grad()",
+    "a function's own attribute set": "def _plain(x=one):\n    return x\n_plain.__defaults__ = (1,)",
 }
 
 

@@ -156,9 +156,11 @@ class Harmless:
                                                                                             top=True)
 
     def sets_function_attribute(self, target: ast.expr) -> bool:
-        """``f.attr``, ``f`` one of the module's plain functions."""
+        """``f.attr``, ``f`` one of the module's plain functions and ``attr`` none of Python's own
+        (``f.__code__ = ...`` would make ``f`` run code other than what this module reads of it)."""
         return (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                and target.value.id in self.plain_functions)
+                and target.value.id in self.plain_functions
+                and not (target.attr.startswith("__") and target.attr.endswith("__")))
 
     def _context(self, expr: ast.expr, depth: int) -> str | None:
         """A with item: a call whose result's ``__enter__`` is a library's (or a generator's the
