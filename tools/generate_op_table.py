@@ -5,7 +5,11 @@ For every public callable of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, ``tf
 twins, and the ``*_ops`` / ``gen_*_ops`` modules legacy code imports, the callable is called in a
 fresh graph on float32 placeholders (one per required positional parameter, 1 to 3 of them),
 once with rank-2 and once with rank-3 inputs, and the op types it created are recorded. Nothing
-is guessed from names; a callable that cannot be traced that way has no entry.
+is guessed from names. A callable that cannot be traced that way, because a required parameter is
+no tensor (``tf.cast``'s dtype, ``tf.nn.conv2d``'s strides and padding), is traced with values for
+the parameters ``ARGUMENTS`` names (by the names TensorFlow's signatures give them; every variant
+listed there, on rank 2, 3 and 4 inputs): its entry says ``argued``, its ``ops`` are those of every
+variant and rank, and it is never wrappable. Any other callable has no entry.
 
 Per entry (keyed by the qualified name the migrator resolves, e.g. ``tensorflow.nn.relu``,
 ``tensorflow.compat.v1.where``, ``tensorflow.python.ops.gen_math_ops.sign``):
@@ -84,6 +88,86 @@ def _trace(tf, fn, k, shape, dtype=None):
     made = [op for op in graph.get_operations() if op.type != "Placeholder"]
     direct = len(made) == 1 and [t.op for t in made[0].inputs] == [t.op for t in inputs]
     return sorted(op.type for op in made), direct, isinstance(result, tf.Tensor)
+
+
+# What a required parameter that is not a tensor takes when a callable is traced with its arguments
+# (``tf.cast``'s dtype, ``tf.reshape``'s shape, ``tf.nn.conv2d``'s strides and padding), by the name
+# TensorFlow's signatures give it; ``rank`` is the rank of the tensor inputs. A list is variants:
+# the callable is traced with each one and the op types of all of them are recorded.
+ARGUMENTS = {
+    "dtype": lambda tf, rank: [tf.float32, tf.float64, tf.float16, tf.int32, tf.int64, tf.bool, tf.uint8],
+    "axis": lambda tf, rank: [0, -1], "dim": lambda tf, rank: [0], "axes": lambda tf, rank: [[0]],
+    "shape": lambda tf, rank: [[-1], [3] * rank], "dims": lambda tf, rank: [[3, 3]],
+    "multiples": lambda tf, rank: [[2] * rank], "paddings": lambda tf, rank: [[[1, 1]] * rank],
+    "begin": lambda tf, rank: [[0] * rank], "size": lambda tf, rank: [[1] * rank],
+    "perm": lambda tf, rank: [list(reversed(range(rank)))],
+    "indices": lambda tf, rank: [_int_vector([0, 1])], "depth": lambda tf, rank: [3],
+    "strides": lambda tf, rank: [[1] * rank], "ksize": lambda tf, rank: [[1] * rank],
+    "padding": lambda tf, rank: ["SAME", "VALID"], "scalar": lambda tf, rank: [2.0],
+    "num_or_size_splits": lambda tf, rank: [1, 3],
+    "rate": lambda tf, rank: [0.5], "keep_prob": lambda tf, rank: [0.5],
+    "variance_epsilon": lambda tf, rank: [1e-3], "start": lambda tf, rank: [3],
+    "values": lambda tf, rank: [2],  # a list of that many tensor inputs (tf.concat)
+}
+_TENSOR_LISTS = ("values",)
+# tensor inputs of their own shape: a convolution's filters (height, width, in and out channels), a bias
+_SHAPED = {"filters": lambda rank: [1] * (rank - 2) + [3, 3], "filter": lambda rank: [1] * (rank - 2) + [3, 3],
+           "bias": lambda rank: [3]}
+ARGUED_SHAPES = ([3, 3], [2, 3, 3], [1, 3, 3, 3])  # ranks 2, 3 and 4 (convolutions and pools take 4)
+
+
+def _int_vector(values):
+    import numpy as np
+
+    return np.array(values, dtype=np.int32)  # a constant of the graph it is used in
+
+
+def _arguments(tf, names, values, shape):
+    """The arguments of one traced call (in the default graph), and the placeholders among them."""
+    args, inputs = [], []
+    for name, value in zip(names, values):
+        if name in _TENSOR_LISTS:
+            value = [tf.compat.v1.placeholder(tf.float32, shape) for _ in range(value)]
+            inputs += value
+        elif name not in ARGUMENTS:
+            value = tf.compat.v1.placeholder(tf.float32, _SHAPED[name](len(shape)) if name in _SHAPED else shape)
+            inputs.append(value)
+        args.append(value)
+    return args, inputs
+
+
+def _required_names(fn):
+    params = inspect.signature(fn).parameters.values()
+    return [p.name for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _trace_argued(tf, fn):
+    """What ``fn`` creates when its non-tensor parameters take values from ``ARGUMENTS`` and the
+    others float32 placeholders, over every variant and the ranks of ``ARGUED_SHAPES``: (the op
+    types of all variants that traced, the tensor inputs given, whether each returned a Tensor);
+    None where no required parameter is in ``ARGUMENTS`` or nothing traced."""
+    import itertools
+
+    names = _required_names(fn)
+    if not names or len(names) > 6 or not any(n in ARGUMENTS or n in _SHAPED for n in names):
+        return None
+    made, tensors, returned = set(), 0, True
+    for shape in ARGUED_SHAPES:
+        rank = len(shape)
+        choices = [ARGUMENTS[n](tf, rank) if n in ARGUMENTS else [None] for n in names]
+        for values in itertools.product(*choices):
+            graph = tf.Graph()
+            try:
+                with graph.as_default():
+                    args, inputs = _arguments(tf, names, values, shape)
+                    result = fn(*args)
+            except Exception:  # noqa: BLE001 - not with these values, or not at this rank
+                continue
+            made |= {op.type for op in graph.get_operations() if op.type != "Placeholder"}
+            tensors, returned = len(inputs), returned and isinstance(result, tf.Tensor)
+    if not tensors:
+        return None
+    return sorted(made), tensors, returned
 
 
 # Python's arithmetic operators on tensors, spelled as the source writes them (the migrator keys
@@ -167,6 +251,14 @@ def _keras_names(tf) -> list:
             *sorted(names)]
 
 
+def _argued_entry(argued, takes_name) -> dict:
+    """A callable traced with its arguments: never wrappable (``direct`` false), its op types those
+    of every variant and rank (``argued``: what ``ops_created`` reads as all it can make)."""
+    made, tensors, returned = argued
+    return {"inputs": tensors, "ops": made, "stable": True, "direct": False, "name": takes_name,
+            "tensor": returned, "argued": True}
+
+
 def generate() -> tuple[str, str, str]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
@@ -180,12 +272,20 @@ def generate() -> tuple[str, str, str]:
             if attr.startswith("_") or not callable(fn) or inspect.isclass(fn) or inspect.ismodule(fn):
                 continue
             k, takes_name = _required_positional(fn)
-            if not k or k > 3:
+            if not k:
+                continue
+            if k > 3:
+                argued = _trace_argued(tf, fn)
+                if argued is not None:
+                    entries[f"{prefix}.{attr}"] = _argued_entry(argued, takes_name)
                 continue
             try:
                 ops2, direct, tensor = _trace(tf, fn, k, [3, 3])
             except Exception:  # noqa: BLE001 - not traceable on float inputs
                 if not _shape_only(fn):
+                    argued = _trace_argued(tf, fn)
+                    if argued is not None:
+                        entries[f"{prefix}.{attr}"] = _argued_entry(argued, takes_name)
                     continue  # no entry
                 try:  # a shape vector instead: what the call makes when given only its shape
                     ops2, _, tensor = _trace(tf, fn, 1, [2], tf.int32)

@@ -152,7 +152,9 @@ def _entry(qualified_names: Names) -> dict | None:
 
 def ops_created(qualified_names: Names) -> frozenset | None:
     """The op types a callable creates on rank-2 or rank-3 inputs (``tf.matmul``: MatMul and
-    BatchMatMulV2); None for a callable the tool cannot see into."""
+    BatchMatMulV2), or, for one traced with its arguments (``argued``: ``tf.cast`` with every
+    dtype, ``tf.nn.conv2d`` with strides and padding), on any of the values and ranks tried; None
+    for a callable the tool cannot see into."""
     entry = _entry(qualified_names)
     if entry is None:
         return None
