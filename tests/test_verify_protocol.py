@@ -98,6 +98,17 @@ def test_a_good_answer_still_decodes():
     assert decode(Kind.TF1, loads(_answer_text(_ran()))) == _ran()
 
 
+def test_a_probe_of_an_image_and_its_filters_crosses_the_protocol_and_nothing_else_like_it():
+    # probes.SHAPES ends with a pair: the first input's shape and the others' (a convolution's)
+    pair = Ran(0, False, ([2, 5, 5, 3], [3, 3, 3, 3]), _ran().results)
+    assert decode(Kind.TF1, loads(_answer_text(pair))).shape == ([2, 5, 5, 3], [3, 3, 3, 3])
+    for bad in ([[2], [3], [4]], [[2, 5], 3], [[2, 5], [True]], [[2, "5"], [3]]):
+        answer = json.loads(_answer_text(_ran()))
+        answer["ran"]["shape"] = bad
+        with pytest.raises(ProtocolError, match="a bad shape"):
+            decode(Kind.TF1, answer)
+
+
 @pytest.mark.parametrize("transient", [False, True])
 def test_whether_the_machine_is_to_blame_crosses_the_protocol(transient):
     answer = Unverifiable("the worker's child failed before it could run the request", transient)

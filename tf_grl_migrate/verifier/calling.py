@@ -34,14 +34,24 @@ class NotDefined(Exception):
 GIVE_UP = (MissingDependency, ScriptCodeNeeded, NoTensor, NotDefined)
 
 
-def inputs(args: Sequence[Param], shape: Sequence[int], entry: Entry | None = None) -> dict[str, np.ndarray]:
+def inputs(args: Sequence[Param], shape: Sequence[Any], entry: Entry | None = None) -> dict[str, np.ndarray]:
     """The float32 inputs of one way of calling: a tensor per tensor parameter, ``count`` for a
     parameter unpacked into several; ``x`` alone for a function that returns the function to call.
-    A block's: one per name it reads, one per attribute of an object it reads."""
+    A block's: one per name it reads, one per attribute of an object it reads. ``shape``: every
+    input's, or a pair (the first input's, the others'; probes.SHAPES)."""
     import numpy as np
 
     rng = np.random.default_rng(1234)
-    return {n: rng.uniform(-2.0, 2.0, size=shape).astype(np.float32) for n in input_names(args, entry)}
+    return {n: rng.uniform(-2.0, 2.0, size=shape_of(shape, i)).astype(np.float32)
+            for i, n in enumerate(input_names(args, entry))}
+
+
+def shape_of(shape: Sequence[Any], index: int) -> list[int]:
+    """Input ``index``'s shape in a probe's ``shape`` (one for all inputs, or a pair: the first
+    input's, the others')."""
+    if shape and isinstance(shape[0], (list, tuple)):
+        return list(shape[0] if index == 0 else shape[1])
+    return list(shape)
 
 
 def input_names(args: Sequence[Param], entry: Entry | None = None) -> list[str]:

@@ -370,7 +370,11 @@ def _attributed(job: Job, new_text: str, probe: probes.Probe, reference: Ran, ou
         "those calls by hand"))
 
 
-def _shown(label: str, shape: Sequence[int] | None) -> str:
+def _shown(label: str, shape: Sequence[Any] | None) -> str:
+    """The label with each input's shape (a pair: the first input's, then the others')."""
+    if shape and isinstance(shape[0], (list, tuple)):
+        first, rest = (",".join(map(str, s)) for s in shape)
+        label = label.replace("{shape}", first, 1).replace("{shape}", rest)
     return label.replace("{shape}", ",".join(map(str, shape)) if shape else "?").replace("{init}", "(...)")
 
 

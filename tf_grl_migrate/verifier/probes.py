@@ -27,8 +27,9 @@ from ..migrator.precheck import DEFUN, MARKER, is_runtime_map
 from ..migrator.slicing import module_binds as _binds
 from .protocol import Entry, Param
 
-SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3])  # rank 2 first (square: matrix products; one column);
-# rank 4 (NHWC) for image ops
+SHAPES = ([4, 3], [3, 3], [4, 1], [2, 5, 5, 3], [[2, 5, 5, 3], [3, 3, 3, 3]])  # rank 2 first (square: matrix
+# products; one column); rank 4 (NHWC) for image ops; last, an image and filters (a convolution's
+# input and weights: a pair is the first input's shape and the others')
 CHOSEN = (1.0, 0.5)  # values for a number nothing gives: no default, no literal at a call site
 Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]  # a def or class a site is in
 Chain = tuple[Scope, ...]  # the defs and classes around a site, outermost first

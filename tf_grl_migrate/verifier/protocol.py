@@ -190,6 +190,10 @@ def _optional_text(data: dict, key: str, where: str) -> str | None:
     return value
 
 
+def _dims(shape: list) -> bool:
+    return all(isinstance(d, int) and not isinstance(d, bool) for d in shape)
+
+
 def _array(data: Any, where: str) -> Array:
     shape = _need(data, "shape", list, where)
     values = _need(data, "values", list, where)
@@ -276,8 +280,8 @@ def _decode(kind: Kind, data: Any) -> Ran | Values | Unverifiable:
         if not results:
             raise ProtocolError("ran: no results")
         shape = _need(body, "shape", list, tag)
-        if not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
-            raise ProtocolError("ran: a bad shape")
+        if not (_dims(shape) or (len(shape) == 2 and all(isinstance(s, list) and _dims(s) for s in shape))):
+            raise ProtocolError("ran: a bad shape")  # one for every input, or a pair (probes.SHAPES)
         return Ran(_need(body, "variant", int, tag), _need(body, "new", bool, tag), tuple(shape), tuple(results),
                    _optional_text(body, "note", tag))
     if tag == "values" and kind is Kind.TF2:

@@ -1,0 +1,19 @@
+import tensorflow as tf
+from tensorflow.python.framework import ops
+from tensorflow.python.ops import gen_nn_ops
+
+
+@ops.RegisterGradient("GuidedRelu")
+def _guided_relu_grad(op, grad):
+    return tf.where(0. < grad, gen_nn_ops.relu_grad(grad, op.outputs[0]), tf.zeros(tf.shape(grad)))
+
+
+def guided_features(images, kernel):
+    """Guided backprop through one conv layer: the convolution and the pooling around the Relu
+    make no Relu op of their own."""
+    g = tf.get_default_graph()
+    with g.gradient_override_map({'Relu': 'GuidedRelu'}):
+        conv = tf.nn.conv2d(images, kernel, strides=[1, 1, 1, 1], padding='SAME')
+        act = tf.nn.relu(conv)
+        pooled = tf.nn.max_pool(act, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding='VALID')
+    return tf.reshape(pooled, [tf.shape(pooled)[0], -1])
