@@ -5,10 +5,11 @@ lines its traceback passed through (``protocol.Values``). It decides nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import calling
@@ -64,11 +65,32 @@ def _creator(made: list[Any], reference: list[dict[str, Any]]) -> Callable[..., 
     return creator
 
 
+def _defined_variables() -> dict[str, Any]:
+    """What ``tf.compat.v1.get_variable`` holds once the module's definitions ran, by name."""
+    from tensorflow.python.ops import variable_scope
+
+    return dict(variable_scope._get_default_variable_store()._vars)
+
+
+@contextlib.contextmanager
+def _variables_as_defined(defined: dict[str, Any]) -> Iterator[None]:
+    """``tf.compat.v1.get_variable``'s store as the definitions left it, afresh for one run: TF1
+    ran each in a graph of its own, while TF2 keeps one store for every ``tf.function`` (a second
+    run would reuse the first's variables and make none)."""
+    from tensorflow.python.ops import variable_scope
+
+    store = variable_scope._VariableStore()
+    store._vars = dict(defined)
+    with variable_scope.with_variable_store(store):
+        yield
+
+
 def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: Sequence[int], setting: Setting,
          variables: list[dict[str, Any]], y_shapes: list[list[int]], mode: str,
-         made: list[Any]) -> tuple[list[Any], list[Any], int]:
+         made: list[Any], defined: dict[str, Any]) -> tuple[list[Any], list[Any], int]:
     """One mode at one setting: (outputs, gradients, how many variables the code made). The
-    upstream gradient has the shapes of TF1's outputs (``y_shapes``), as TF1's had."""
+    upstream gradient has the shapes of TF1's outputs (``y_shapes``), as TF1's had; ``defined``:
+    the variables ``get_variable`` held after the definitions."""
     import numpy as np
 
     tf = calling.TF
@@ -90,10 +112,11 @@ def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: S
 
     tensors = [tf.constant(v) for v in values.values()]
     try:
-        if mode == "tf.function":
-            ys, gs = calling.run_function_without_rewrites(tf, step, *tensors, autograph=False)
-        else:
-            ys, gs = step(*tensors)
+        with _variables_as_defined(defined):
+            if mode == "tf.function":
+                ys, gs = calling.run_function_without_rewrites(tf, step, *tensors, autograph=False)
+            else:
+                ys, gs = step(*tensors)
         return [np.asarray(y) for y in ys], [np.asarray(g) for g in gs], len(made)
     finally:
         del made[base:]
@@ -127,12 +150,13 @@ def values(req: Request) -> Values | Unverifiable:
                     return Unverifiable(str(needed))
                 return Values((), defined=False)
             args = entry["variants"][plan["variant"]]
+            defined = _defined_variables()
             runs: list[ModeError | ModeValues] = []
             for mode in MODES:
                 for index, setting in enumerate(plan["settings"]):
                     try:
                         ys, gs, count = _run(module, entry, args, plan["shape"], setting, plan["variables"][index],
-                                             plan["y_shapes"][index], mode, made)
+                                             plan["y_shapes"][index], mode, made, defined)
                     except Exception as exc:  # noqa: BLE001 - the user's code, any error
                         runs.append(_error(exc, mode, index, module, block))
                         break  # this mode stops at its first error
