@@ -150,6 +150,40 @@ def test_verify_text_report_names_callable_shapes_values_and_difference(tmp_path
     assert result.stderr.strip().splitlines()[-1].endswith("1 site verified, 0 differ, 0 not verifiable")
 
 
+QUANTIZER = """\
+import tensorflow as tf
+from tensorflow.python.framework.function import Defun
+
+
+def scaled_sign_quantizer(init=0.5):
+    @Defun(tf.float32, tf.float32, tf.float32)
+    def backward(weights, scale, grad):
+        return grad * scale, tf.reduce_sum(grad * tf.sign(weights))
+
+    @Defun(tf.float32, tf.float32, grad_func=backward)
+    def forward(weights, scale):
+        return tf.sign(weights) * scale
+
+    def wrapper(weights):
+        scale = tf.compat.v1.get_variable("scale", initializer=init)
+        return forward(weights, scale)
+
+    return wrapper
+"""
+
+
+def test_a_variable_get_variable_makes_per_call_is_made_afresh_in_every_run(tmp_path):
+    """TTQ's shape (blue-oil): the wrapper makes its variable with get_variable each call. TF1 ran
+    each setting in a graph of its own; TF2 keeps one get_variable store for every tf.function:
+    without a fresh store per run, the second setting's run reused the first's variable, made
+    none, and the site was 'not verifiable'."""
+    (tmp_path / "quantizer.py").write_text(QUANTIZER)
+    result = cli(tmp_path, "--verify", "--format", "json", "--no-cache")
+    (verification,) = json.loads(result.output)["files"][0]["verification"]
+    assert verification["status"] == "verified", verification
+    assert verification["callable"] == "scaled_sign_quantizer(init=0.5|2.0)(x[4,3])"
+
+
 def test_a_wrong_migration_is_not_written_and_exits_1(tmp_path):
     """The tool's own output is right on the cases; a wrong rewrite is simulated by handing the
     verifier a migrated text whose reversal lost its sign."""

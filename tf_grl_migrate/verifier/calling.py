@@ -5,9 +5,10 @@ the errors that end an attempt. Imported in the child only, after TensorFlow (``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .loading import MissingDependency, ScriptCodeNeeded
@@ -315,6 +316,26 @@ def gradient_registry() -> dict[str, Any]:
     from tensorflow.python.framework import ops
 
     return ops._gradient_registry._registry
+
+
+def defined_variables() -> dict[str, Any]:
+    """What ``tf.compat.v1.get_variable`` holds once the module's definitions ran, by name."""
+    from tensorflow.python.ops import variable_scope
+
+    return dict(variable_scope._get_default_variable_store()._vars)
+
+
+@contextlib.contextmanager
+def variables_as_defined(defined: dict[str, Any]) -> Iterator[None]:
+    """``tf.compat.v1.get_variable``'s store as the definitions left it, afresh for one run: TF1
+    ran each in a graph of its own, while TF2 keeps one store for every ``tf.function`` (a second
+    run would reuse the first's variables and make none)."""
+    from tensorflow.python.ops import variable_scope
+
+    store = variable_scope._VariableStore()
+    store._vars = dict(defined)
+    with variable_scope.with_variable_store(store):
+        yield
 
 
 class fresh_gradient_registry:  # lower case: a context manager

@@ -5,11 +5,10 @@ lines its traceback passed through (``protocol.Values``). It decides nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import traceback
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import calling
@@ -65,26 +64,6 @@ def _creator(made: list[Any], reference: list[dict[str, Any]]) -> Callable[..., 
     return creator
 
 
-def _defined_variables() -> dict[str, Any]:
-    """What ``tf.compat.v1.get_variable`` holds once the module's definitions ran, by name."""
-    from tensorflow.python.ops import variable_scope
-
-    return dict(variable_scope._get_default_variable_store()._vars)
-
-
-@contextlib.contextmanager
-def _variables_as_defined(defined: dict[str, Any]) -> Iterator[None]:
-    """``tf.compat.v1.get_variable``'s store as the definitions left it, afresh for one run: TF1
-    ran each in a graph of its own, while TF2 keeps one store for every ``tf.function`` (a second
-    run would reuse the first's variables and make none)."""
-    from tensorflow.python.ops import variable_scope
-
-    store = variable_scope._VariableStore()
-    store._vars = dict(defined)
-    with variable_scope.with_variable_store(store):
-        yield
-
-
 def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: Sequence[int], setting: Setting,
          variables: list[dict[str, Any]], y_shapes: list[list[int]], mode: str,
          made: list[Any], defined: dict[str, Any]) -> tuple[list[Any], list[Any], int]:
@@ -112,7 +91,7 @@ def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: S
 
     tensors = [tf.constant(v) for v in values.values()]
     try:
-        with _variables_as_defined(defined):
+        with calling.variables_as_defined(defined):
             if mode == "tf.function":
                 ys, gs = calling.run_function_without_rewrites(tf, step, *tensors, autograph=False)
             else:
@@ -150,7 +129,7 @@ def values(req: Request) -> Values | Unverifiable:
                     return Unverifiable(str(needed))
                 return Values((), defined=False)
             args = entry["variants"][plan["variant"]]
-            defined = _defined_variables()
+            defined = calling.defined_variables()
             runs: list[ModeError | ModeValues] = []
             for mode in MODES:
                 for index, setting in enumerate(plan["settings"]):
