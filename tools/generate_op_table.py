@@ -72,12 +72,15 @@ def _roots(tf):
 
 
 def _required_positional(fn):
+    """The names of ``fn``'s required positional parameters (None where it has no signature), and
+    whether it takes ``name=``."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return None, False
-    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(required), any(p.name == "name" for p in params)
+    required = [p.name for p in params
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return required, any(p.name == "name" for p in params)
 
 
 def _trace(tf, fn, k, shape, dtype=None):
@@ -136,20 +139,15 @@ def _arguments(tf, names, values, shape):
     return args, inputs
 
 
-def _required_names(fn):
-    params = inspect.signature(fn).parameters.values()
-    return [p.name for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
-def _trace_argued(tf, fn):
-    """What ``fn`` creates when its non-tensor parameters take values from ``ARGUMENTS`` and the
-    others float32 placeholders, over every variant and the ranks of ``ARGUED_SHAPES``: (the op
-    types of all variants that traced, the tensor inputs given, whether each returned a Tensor);
-    None where no required parameter is in ``ARGUMENTS`` or nothing traced."""
+def _argued_entry(tf, fn, names, takes_name):
+    """``fn``'s entry when its non-tensor parameters (``names`` the required ones) take values from
+    ``ARGUMENTS`` and the others float32 placeholders, over every variant and the ranks of
+    ``ARGUED_SHAPES``: never wrappable (``direct`` false), its ``ops`` those of every variant that
+    traced (``argued``: what ``ops_created`` reads as all it can make); None where no required
+    parameter is in ``ARGUMENTS`` or nothing traced."""
     import itertools
 
-    names = _required_names(fn)
-    if not names or len(names) > 6 or not any(n in ARGUMENTS or n in _SHAPED for n in names):
+    if len(names) > 6 or not any(n in ARGUMENTS or n in _SHAPED for n in names):
         return None
     made, tensors, returned = set(), 0, True
     for shape in ARGUED_SHAPES:
@@ -167,7 +165,8 @@ def _trace_argued(tf, fn):
             tensors, returned = len(inputs), returned and isinstance(result, tf.Tensor)
     if not tensors:
         return None
-    return sorted(made), tensors, returned
+    return {"inputs": tensors, "ops": sorted(made), "stable": True, "direct": False, "name": takes_name,
+            "tensor": returned, "argued": True}
 
 
 # Python's arithmetic operators on tensors, spelled as the source writes them (the migrator keys
@@ -192,14 +191,33 @@ def _operators(tf) -> dict:
     return made
 
 
-def _shape_only(fn) -> bool:
-    """One required parameter, named ``shape`` (``tf.random_uniform(shape)``, ``tf.zeros(shape)``)."""
+def _float_entry(tf, fn, k, takes_name):
+    """``fn``'s entry traced on ``k`` float32 placeholders, at rank 2 and rank 3; None where it
+    cannot be traced so."""
     try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return False
-    return len(params) == 1 and params[0].name == "shape"
+        ops2, direct, tensor = _trace(tf, fn, k, [3, 3])
+    except Exception:  # noqa: BLE001 - not traceable on float inputs
+        return None
+    try:
+        ops3 = _trace(tf, fn, k, [2, 3, 3])[0]
+    except Exception:  # noqa: BLE001 - rank 3 rejected (MatMul): it never creates anything else
+        ops3 = ops2
+    entry = {"inputs": k, "ops": ops2, "stable": ops3 == ops2, "direct": direct, "name": takes_name, "tensor": tensor}
+    if ops3 != ops2:
+        entry["ops_rank3"] = ops3
+    return entry
+
+
+def _shape_only_entry(tf, fn, takes_name):
+    """The entry of a callable whose one required parameter is ``shape`` (``tf.random_uniform``,
+    ``tf.zeros``) and that float inputs cannot trace, traced on an int32 shape vector: what it makes
+    given only its shape; None where that fails too."""
+    try:
+        ops2, _, tensor = _trace(tf, fn, 1, [2], tf.int32)
+    except Exception:  # noqa: BLE001
+        return None
+    return {"inputs": 1, "ops": ops2, "stable": True, "direct": False, "name": takes_name, "tensor": tensor,
+            "shape_only": True}
 
 
 def _api_names(tf):
@@ -251,14 +269,6 @@ def _keras_names(tf) -> list:
             *sorted(names)]
 
 
-def _argued_entry(argued, takes_name) -> dict:
-    """A callable traced with its arguments: never wrappable (``direct`` false), its op types those
-    of every variant and rank (``argued``: what ``ops_created`` reads as all it can make)."""
-    made, tensors, returned = argued
-    return {"inputs": tensors, "ops": made, "stable": True, "direct": False, "name": takes_name,
-            "tensor": returned, "argued": True}
-
-
 def generate() -> tuple[str, str, str]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
@@ -271,37 +281,16 @@ def generate() -> tuple[str, str, str]:
             fn = getattr(module, attr, None)
             if attr.startswith("_") or not callable(fn) or inspect.isclass(fn) or inspect.ismodule(fn):
                 continue
-            k, takes_name = _required_positional(fn)
-            if not k:
+            names, takes_name = _required_positional(fn)
+            if not names:
                 continue
-            if k > 3:
-                argued = _trace_argued(tf, fn)
-                if argued is not None:
-                    entries[f"{prefix}.{attr}"] = _argued_entry(argued, takes_name)
-                continue
-            try:
-                ops2, direct, tensor = _trace(tf, fn, k, [3, 3])
-            except Exception:  # noqa: BLE001 - not traceable on float inputs
-                if not _shape_only(fn):
-                    argued = _trace_argued(tf, fn)
-                    if argued is not None:
-                        entries[f"{prefix}.{attr}"] = _argued_entry(argued, takes_name)
-                    continue  # no entry
-                try:  # a shape vector instead: what the call makes when given only its shape
-                    ops2, _, tensor = _trace(tf, fn, 1, [2], tf.int32)
-                except Exception:  # noqa: BLE001
-                    continue
-                entries[f"{prefix}.{attr}"] = {"inputs": 1, "ops": ops2, "stable": True, "direct": False,
-                                               "name": takes_name, "tensor": tensor, "shape_only": True}
-                continue
-            try:
-                ops3 = _trace(tf, fn, k, [2, 3, 3])[0]
-            except Exception:  # noqa: BLE001 - rank 3 rejected (MatMul): it never creates anything else
-                ops3 = ops2
-            entries[f"{prefix}.{attr}"] = {"inputs": k, "ops": ops2, "stable": ops3 == ops2,
-                                           "direct": direct, "name": takes_name, "tensor": tensor}
-            if ops3 != ops2:
-                entries[f"{prefix}.{attr}"]["ops_rank3"] = ops3
+            entry = _float_entry(tf, fn, len(names), takes_name) if len(names) <= 3 else None
+            if entry is None and names == ["shape"]:
+                entry = _shape_only_entry(tf, fn, takes_name)
+            elif entry is None:
+                entry = _argued_entry(tf, fn, names, takes_name)
+            if entry is not None:
+                entries[f"{prefix}.{attr}"] = entry
     data = {"generated_by": "tools/generate_op_table.py", "tensorflow_version": tf.__version__,
             "callables": dict(sorted(entries.items())), "operators": _operators(tf),
             "op_types": _registered_op_types()}
