@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .loading import MissingDependency, ScriptCodeNeeded
+from .protocol import shape_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,14 +46,6 @@ def inputs(args: Sequence[Param], shape: Sequence[Any], entry: Entry | None = No
     rng = np.random.default_rng(1234)
     return {n: rng.uniform(-2.0, 2.0, size=shape_of(shape, i)).astype(np.float32)
             for i, n in enumerate(input_names(args, entry))}
-
-
-def shape_of(shape: Sequence[Any], index: int) -> list[int]:
-    """Input ``index``'s shape in a probe's ``shape`` (one for all inputs, or a pair: the first
-    input's, the others')."""
-    if shape and isinstance(shape[0], (list, tuple)):
-        return list(shape[0] if index == 0 else shape[1])
-    return list(shape)
 
 
 def input_names(args: Sequence[Param], entry: Entry | None = None) -> list[str]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..migrator import precheck
 from . import calling, probes, verdict
 from .pool import Worker, isolation_line
-from .protocol import Entry, Kind, Ran, Request, Status, Unverifiable, Values
+from .protocol import Entry, Kind, Ran, Request, Status, Unverifiable, Values, shape_of
 
 if TYPE_CHECKING:
     from ..migrator.cache import Cache
@@ -371,11 +371,11 @@ def _attributed(job: Job, new_text: str, probe: probes.Probe, reference: Ran, ou
 
 
 def _shown(label: str, shape: Sequence[Any] | None) -> str:
-    """The label with each input's shape (a pair: the first input's, then the others')."""
-    if shape and isinstance(shape[0], (list, tuple)):
-        first, rest = (",".join(map(str, s)) for s in shape)
+    """The label with each input's shape (its first input's, then the others')."""
+    if shape:
+        first, rest = (",".join(map(str, shape_of(shape, i))) for i in (0, 1))
         label = label.replace("{shape}", first, 1).replace("{shape}", rest)
-    return label.replace("{shape}", ",".join(map(str, shape)) if shape else "?").replace("{init}", "(...)")
+    return label.replace("{shape}", "?").replace("{init}", "(...)")
 
 
 # ---------------------------------------------------------------------------------------------

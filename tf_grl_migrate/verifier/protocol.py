@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
@@ -190,14 +191,22 @@ def _optional_text(data: dict, key: str, where: str) -> str | None:
     return value
 
 
+def shape_of(shape: Sequence[Any], index: int) -> list[int]:
+    """Input ``index``'s shape in a probe's ``shape``: one for every input, or a pair, the first
+    input's and the others' (probes.SHAPES: an image and a convolution's filters)."""
+    if shape and isinstance(shape[0], (list, tuple)):
+        return list(shape[0] if index == 0 else shape[1])
+    return list(shape)
+
+
 def _dims(shape: list) -> bool:
-    return all(isinstance(d, int) and not isinstance(d, bool) for d in shape)
+    return all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
 
 
 def _array(data: Any, where: str) -> Array:
     shape = _need(data, "shape", list, where)
     values = _need(data, "values", list, where)
-    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+    if not _dims(shape):
         raise ProtocolError(f"{where}: a bad shape")
     if math.prod(shape) != len(values) or len(values) > MAX_ELEMENTS:
         raise ProtocolError(f"{where}: {len(values)} values do not fill shape {shape}")

@@ -64,7 +64,7 @@ def _creator(made: list[Any], reference: list[dict[str, Any]]) -> Callable[..., 
     return creator
 
 
-def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: Sequence[int], setting: Setting,
+def _run(module: types.ModuleType, entry: Entry, args: Sequence[Param], shape: Sequence[Any], setting: Setting,
          variables: list[dict[str, Any]], y_shapes: list[list[int]], mode: str,
          made: list[Any], defined: dict[str, Any]) -> tuple[list[Any], list[Any], int]:
     """One mode at one setting: (outputs, gradients, how many variables the code made). The
