@@ -61,6 +61,20 @@ def test_facts_the_proofs_rely_on():
     assert ops.ops_created({"tensorflow.some_function_tf_never_had"}) is None
 
 
+def test_later_versions_of_an_op_type_are_registered_ops_of_the_same_name():
+    """GRL116 and the runtime map's warning read which op types TensorFlow versioned: `a + b` made
+    Add before TF 1.15 and makes AddV2 now (the operator table says so), and each later version is
+    an op TensorFlow registers under the older name with a higher `V<n>`."""
+    from tensorflow.python.framework import op_def_registry
+
+    assert ops.operator_op_type("a + b") == "AddV2" and ops.later_versions_of("Add") == {"AddV2"}
+    assert ops.later_versions_of("AddV2") == frozenset() and ops.later_versions_of("Sign") == frozenset()
+    assert ops.later_versions_of("BatchMatMulV2") == {"BatchMatMulV3"}
+    for name in ("Add", "Select", "BatchMatMul", "FusedBatchNorm", "Concat", "MaxPool"):
+        later = ops.later_versions_of(name)
+        assert later and all(v.startswith(name) and op_def_registry.get(v) is not None for v in later), name
+
+
 def test_callables_traced_with_their_arguments_are_known_but_never_wrapped():
     # tf.cast's dtype, tf.reshape's shape, tf.nn.conv2d's strides and padding: traced with values for
     # them (every dtype for a cast), so a Sign block around a convolution is proven to make no other Sign

@@ -412,6 +412,36 @@ def test_a_model_built_in_the_block_but_called_after_it_raises():
     assert tape.gradient(y, x) is not None
 
 
+def _half_sum(op, grad):
+    return [grad * 0.5, grad * 0.5]
+
+
+def _sum_with_double(x, graph=False):
+    return x + x * 2.0  # `+`: an AddV2 op since TF 1.15, an Add op before
+
+
+@pytest.mark.parametrize("mode", ["eager", "tf.function, tape inside"])
+def test_a_map_naming_an_op_type_tensorflow_has_since_versioned_says_so(mode):
+    """`a + b` made an Add op before TF 1.15 and makes AddV2 since: a map naming Add applies to
+    nothing, as in TF's own graph map here, which is said (a RuntimeWarning when the block ends),
+    not silent; a map naming AddV2 applies, as TF's does, and says nothing."""
+    import warnings
+
+    _register("MapHalfSum", _half_sum)
+    for key in ("Add", "AddV2"):
+        expected = _tf1({key: "MapHalfSum"}, _sum_with_double)
+        if key == "Add":
+            with pytest.warns(RuntimeWarning, match="made 'AddV2' ops but no 'Add' op.*Map 'AddV2'"):
+                got = MODES[mode]({key: "MapHalfSum"}, _sum_with_double)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got = MODES[mode]({key: "MapHalfSum"}, _sum_with_double)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert not np.allclose(_tf1({"Add": "MapHalfSum"}, _sum_with_double),
+                           _tf1({"AddV2": "MapHalfSum"}, _sum_with_double))  # the entry matters
+
+
 def test_a_tf_function_traced_in_an_eager_block_keeps_tf1s_gradient_on_every_call():
     """A ``tf.function`` first called (so traced) inside a block entered eagerly: its ops were made
     in the block, so TF1's meaning holds on that call and every later call of the trace; the

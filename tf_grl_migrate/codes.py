@@ -423,6 +423,21 @@ TABLE: dict[str, Code] = {
                                   "run the tool on that module too (or write its @tf.custom_gradient by hand)"),
             "imported_refused": _defun("the gradient `{gradient}` ({file}): {why}"),
         }),
+    "GRL116": Code(
+        "override map names an op type TensorFlow has since replaced for the code in the block", REFUSAL, ERROR,
+        "The map names an op type the block makes none of, while it makes a later version of that type "
+        '(`{"Add": ...}` around `a + b`, which made an \'Add\' op before TF 1.15 and makes \'AddV2\' since). '
+        "Under the TF1 that made the older type the entry overrode its gradient; under one that makes the "
+        "newer type it overrode nothing. Which gradient the model trained with depends on the TensorFlow it "
+        "ran on, so the tool does not choose: name the newer type in the map to keep the override, or remove "
+        "the entry, then migrate again.",
+        messages={
+            "renamed": Message(
+                "the map names '{entry}' but `{made_by}` makes '{made}' here: map '{made}' to keep the override, or "
+                "drop '{entry}'",
+                "TensorFlow moved this code from '{entry}' to '{made}', a later version of the op: a TF1 that made "
+                "'{entry}' here applied the entry; one that makes '{made}', as TF2 does, applied it to nothing."),
+        }),
     "GRL201": Code(
         "note: Keras 2 code in the migrated file that Keras 3 lacks and the tool could not respell",
         NOTE, NOTE_SEVERITY,
@@ -529,11 +544,16 @@ TABLE: dict[str, Code] = {
         "is removed", NOTE, NOTE_SEVERITY,
         'A block that makes no op of a type its map names (`{"Round": "Identity"}` around `tf.equal`): TF1 '
         "applied the map to nothing, so the map is removed and the block's code is kept as it was; the note"
-        " says why the map vanished.",
+        " says why the map vanished. An entry the block makes no op for, beside others it does "
+        '(`{"Round": "Identity", "Sign": "Identity"}` around `tf.round`), gets the note too: it goes with '
+        "the map.",
         messages={
             "no_op": Message(
                 "note: the block makes no {mapped} op, so TF1 applied this map to nothing; the map is removed and "
                 "the block's code kept"),
+            "no_op_entry": Message(
+                "note: the block makes no {mapped} op, so TF1 applied the map's '{mapped}' entry to nothing; it goes "
+                "with the map"),
         }),
     "GRL301": Code(
         "note: verified: the migrated site gives TF1's forward values and gradients (--verify)",

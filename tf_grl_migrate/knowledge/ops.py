@@ -261,9 +261,10 @@ def operator_op_type(spelling: str) -> str | None:
     return _document()["operators"].get(spelling)
 
 
-# Operators whose op type is the same in TF 1.x and 2.x (``+`` made Add in TF1, AddV2 since):
-# the ones a block may have wrapped in a custom-gradient function.
-WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub"})
+# The operators' op types a block may have wrapped in a custom-gradient function: ``*`` and ``-``
+# make the same op in TF 1.x and 2.x; ``+`` made Add before TF 1.15 and AddV2 since, so only a map
+# naming AddV2 has ``+`` wrapped (one naming Add is the user's to settle: GRL116).
+WRAPPABLE_OPERATORS = frozenset({"Mul", "Sub", "AddV2"})
 
 
 class BuiltinGradient(_Frozen):
@@ -397,6 +398,31 @@ def is_registered_op_type(name: str) -> bool:
 @functools.cache
 def _registered_op_types() -> frozenset:
     return frozenset(_document()["op_types"])
+
+
+_VERSION = re.compile(r"V\d+$")  # TensorFlow's suffix for a later version of an op (AddV2, FusedBatchNormV3)
+
+
+def later_versions_of(name: str) -> frozenset:
+    """The registered later versions of an op type (``Add`` -> AddV2; ``BatchMatMulV2`` ->
+    BatchMatMulV3): the types that share its name but for a higher version suffix. TensorFlow adds
+    a version as a new op and moves its Python API to it (``a + b`` made Add before TF 1.15, AddV2
+    since), so code that made one type in TF1 may make a later one now."""
+    base = _VERSION.sub("", name)
+    return frozenset(t for t in _versions().get(base, ()) if _version(t) > _version(name))
+
+
+def _version(name: str) -> int:
+    found = _VERSION.search(name)
+    return int(found.group()[1:]) if found else 1
+
+
+@functools.cache
+def _versions() -> dict:
+    found: dict = {}
+    for op_type in _registered_op_types():
+        found.setdefault(_VERSION.sub("", op_type), set()).add(op_type)
+    return {base: frozenset(types) for base, types in found.items() if len(types) > 1}
 
 
 # ``tf.compat.v1.py_func`` creates a PyFunc op only in a graph: run eagerly, it calls the Python

@@ -40,12 +40,13 @@ import functools
 import sys
 import threading
 import types
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, Optional
 
 import tensorflow as tf
 
-from ..knowledge.ops import PY_FUNC_TYPES  # op types created only in graphs
+from ..knowledge.ops import PY_FUNC_TYPES, later_versions_of  # PY_FUNC_TYPES: op types made only in graphs
 
 _STATE = threading.local()  # per thread: .owner (its blocks), .busy, .skip (a record to drop)
 _THREADS_LOCK = threading.RLock()
@@ -57,12 +58,16 @@ _PROFILE: list[Any] = []  # [the threading profile hook ours replaced] while a b
 
 
 class _Block:
-    """An active block: its map, and what was made in it (for its exit)."""
+    """An active block: its map, and what was made in it (for its exit): variables, the mapped
+    types, and later versions of a mapped type (``later``: version -> the mapped type)."""
 
-    __slots__ = ("map", "variables", "made")
+    __slots__ = ("map", "variables", "made", "later", "made_later")
 
     def __init__(self, resolved: dict[str, Mapped]):
-        self.map, self.variables, self.made = resolved, 0, 0  # {op type: (gradient function, name)}
+        self.map, self.variables = resolved, 0  # {op type: (gradient function, name)}
+        self.made: set[str] = set()
+        self.later = {version: key for key in resolved for version in later_versions_of(key)}
+        self.made_later: set[str] = set()
 
 
 class _Owner:
@@ -416,7 +421,10 @@ def _callback(owner: _Owner, op_type: str | bytes, inputs: Sequence[tf.Tensor], 
     eager = graph is None and tf.executing_eagerly()
     for block in owner.blocks():  # what each block made, for its exit
         block.variables += op_type == "VarHandleOp"
-        block.made += op_type in block.map
+        if op_type in block.map:
+            block.made.add(op_type)
+        elif op_type in block.later:
+            block.made_later.add(op_type)
     if op_type == "VarHandleOp" and _innermost(owner, "Identity") is not None:
         raise ValueError(
             "gradient_override_map: a variable was created in a block that maps 'Identity'; TF1 read each variable "
@@ -537,7 +545,9 @@ class gradient_override_map:  # lower case: used like TF1's, `with gradient_over
     ``tf.distribute`` starts from it, and of threads it starts while they are active; bad keys or
     values raise before anything changes. A block that built a model (variables created) but made no op of a
     mapped type raises when it ends: TF2 makes a model's ops when it is called, where TF1 made them
-    when it was built, so the map would silently apply to none. In legacy ``tf.compat.v1`` graph
+    when it was built, so the map would silently apply to none. A mapped type the block never made
+    while it made a later version of it (``Add``: ``a + b`` makes AddV2 since TF 1.15) is warned of
+    when the block ends (``RuntimeWarning``): the entry applied to nothing. In legacy ``tf.compat.v1`` graph
     mode (a plain ``tf.Graph`` is the default graph) it is TensorFlow's own map on that graph, or
     on ``graph=`` (the graph the replaced code named); eagerly and in a ``tf.function``, ``graph=``
     plays no part. Usable by hand: ``ctx = gradient_override_map(m); ctx.__enter__(); ...;
@@ -600,6 +610,14 @@ class gradient_override_map:  # lower case: used like TF1's, `with gradient_over
                 "Call the model inside the block (`with gradient_override_map(...): y = model(x)`), where its ops "
                 "are made"
             )
+        for version in sorted(block.made_later):
+            key = block.later[version]
+            if key not in block.made:
+                warnings.warn(
+                    f"gradient_override_map: the block made {version!r} ops but no {key!r} op: TensorFlow moved this "
+                    f"code from {key!r} to {version!r}, a later version of the op, so the {key!r} entry applied to "
+                    f"nothing, as under TF 1.15 and TF2 graphs; under the TF1 that made {key!r} it applied. Map "
+                    f"{version!r} to keep that gradient, or remove {key!r}", RuntimeWarning, stacklevel=2)
         return False
 
 

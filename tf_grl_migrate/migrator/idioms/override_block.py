@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 IDIOM = Idiom(
     name="override_block",
     summary="with g.gradient_override_map({...}): the map, the graph and the ops made in the block",
-    codes=("GRL101", "GRL104", "GRL105", "GRL108", "GRL111", "GRL113", "GRL203", "GRL207"),
+    codes=("GRL101", "GRL104", "GRL105", "GRL108", "GRL111", "GRL113", "GRL116", "GRL203", "GRL207"),
     examples={
         "GRL101": source("""
             import tensorflow as tf
@@ -87,6 +87,19 @@ IDIOM = Idiom(
                 with tf.get_default_graph().gradient_override_map({"cast": "Identity"}):
                     return tf.sign(x)
             """),
+        "GRL116": source("""
+            import tensorflow as tf
+
+
+            @tf.RegisterGradient("HalfSum")
+            def _half_sum(op, grad):
+                return [grad * 0.5, grad * 0.5]
+
+
+            def f(a, b):
+                with tf.get_default_graph().gradient_override_map({"Add": "HalfSum"}):
+                    return tf.abs(a) + tf.abs(b)
+            """),
         "GRL207": source("""
             import tensorflow as tf
 
@@ -99,7 +112,8 @@ IDIOM = Idiom(
     cases=("graph_receivers_the_tool_can_prove", "override_dict_variable", "combined_with_items_name_scope",
            "calls_proven_not_to_create_the_overridden_op", "helper_function_of_the_module_in_block",
            "helper_whose_override_block_does_nothing", "helper_with_an_override_block_of_its_own",
-           "map_key_that_is_no_op_type"),
+           "map_key_that_is_no_op_type", "map_naming_the_later_op_type_wraps_the_operator",
+           "map_entry_for_an_op_the_block_never_makes"),
     valid=(source("""
         import tensorflow as tf
 
@@ -238,6 +252,9 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     mapping = _literal_map(facts, site, call)
     if isinstance(mapping, Refusal):
         return mapping
+    refusal = _renamed_since(facts, body_scan(facts, site), mapping)
+    if refusal:
+        return refusal
     mapped = _entries(facts, site, mapping, found)
     if isinstance(mapped, Refusal):
         return mapped
@@ -310,6 +327,32 @@ def _nothing_unseen(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: s
                           mapped=", ".join(repr(k) for k in sorted(mapped)), map=spelt_map)
     if scan.nested:
         return Refusal.of("GRL101", "defines")
+    return None
+
+
+def _renamed_since(facts: Facts, scan: BodyScan, mapping: cst.Dict) -> Refusal | None:
+    """A mapped op type the block makes none of, while it makes a later version of it (``Add``
+    around ``a + b``, which made Add before TF 1.15 and AddV2 since): which gradient TF1 applied
+    depends on its version, so the user names the one they meant (GRL116). Read from the code the
+    tool can see, before anything else is asked of the map: the runtime map would not settle it."""
+    keys = [key for e in mapping.elements if isinstance(e, cst.DictElement)
+            and (key := string_value(e.key)) is not None and ops.later_versions_of(key)]
+    if not keys:
+        return None
+    made: dict[str, str] = {}  # op type -> how the block makes it (the first seen)
+    for node in scan.operators:
+        op_name = ops.operator_op_type(operator_spelling(node))
+        if op_name is not None:
+            made.setdefault(op_name, code_of(node.operator).strip())
+    for call in scan.calls:
+        names = facts.qn(call.func, raw=True)
+        op = ops.op_type_of_callable(names)
+        for op_name in [op.name] if op is not None else sorted(ops.ops_created(names) or ()):
+            made.setdefault(op_name, code_of(call.func))
+    for key in keys:
+        later = sorted(ops.later_versions_of(key) & made.keys())
+        if key not in made and later:
+            return Refusal.of("GRL116", "renamed", entry=key, made=later[0], made_by=made[later[0]])
     return None
 
 
@@ -399,6 +442,10 @@ def finish(facts: Facts) -> list[Diagnostic]:
         elif not site.calls:
             mapped = "/".join(dict.fromkeys(op.name for op, _ in site.entries)) or "mapped"
             said.append(Diagnostic.said(facts.pos(site.with_node), "GRL207", "no_op", mapped=mapped))
+        else:  # an entry of a map that applied elsewhere in the block: it goes with the map
+            made = {op.name for _, op in site.calls}
+            for unused in dict.fromkeys(op.name for op, _ in site.entries if op.name not in made):
+                said.append(Diagnostic.said(facts.pos(site.with_node), "GRL207", "no_op_entry", mapped=unused))
     return said
 
 
