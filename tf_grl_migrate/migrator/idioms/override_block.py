@@ -90,15 +90,12 @@ IDIOM = Idiom(
         "GRL116": source("""
             import tensorflow as tf
 
-
-            @tf.RegisterGradient("HalfSum")
-            def _half_sum(op, grad):
-                return [grad * 0.5, grad * 0.5]
+            tf.RegisterGradient("BatchFeedback")(lambda op, grad: [grad, tf.matmul(op.inputs[0], grad, adjoint_a=True)])
 
 
-            def f(a, b):
-                with tf.get_default_graph().gradient_override_map({"Add": "HalfSum"}):
-                    return tf.abs(a) + tf.abs(b)
+            def f(x, w):  # tf.matmul of batches made BatchMatMul in early TF1, BatchMatMulV2 since
+                with tf.get_default_graph().gradient_override_map({"BatchMatMul": "BatchFeedback"}):
+                    return tf.matmul(x, w)
             """),
         "GRL207": source("""
             import tensorflow as tf
