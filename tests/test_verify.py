@@ -209,6 +209,50 @@ def test_a_wrong_migration_is_not_written_and_exits_1(tmp_path):
     assert report.written and path.read_text() == good
 
 
+SCALER = textwrap.dedent("""\
+    import tensorflow as tf
+    from tensorflow.python.framework import function
+
+
+    def scale_grad(x, scale, name=None):
+        if scale == 1.0:  # a TF1 graph compares a tensor here as an object; TF2 eagerly, element by element
+            return tf.identity(x, name=name)
+        factor = tf.convert_to_tensor(scale)
+
+        @function.Defun(tf.float32, tf.float32, python_grad_func=lambda op, g: (g * op.inputs[1], None))
+        def scaler(x, unused):
+            return x
+
+        return scaler(x, factor, name=name)
+    """)
+
+
+def test_a_way_tf2_cannot_call_is_passed_over_and_a_broken_unchanged_line_is_the_migrations(tmp_path):
+    """`scale` flows into the Defun, so the first way of calling gives it a tensor: TF1's graph ran
+    `scale == 1.0` as an object comparison, TF2 cannot (code the migration did not change), so the
+    next way (a number) is tried and verifies, saying why. A migration that broke an unchanged line
+    (the Defun's `name=` kept, which the custom-gradient function cannot take) differs: the
+    migrated code raises under TF1 semantics too, where the original ran."""
+    path = tmp_path / "scaler.py"
+    path.write_text(SCALER)
+    result = cli(tmp_path, "--verify", "--format", "json", "--no-cache")
+    (verification,) = json.loads(result.output)["files"][0]["verification"]
+    assert verification["status"] == "verified", verification
+    assert verification["callable"] == "scale_grad(x[4,3], scale=1.0|0.5)"
+    assert "TF2 could not run scale_grad(x[4,3], scale[4,3])" in verification["reason"]
+    from tf_grl_migrate.migrator.codemod import migrate_code
+
+    migrated = migrate_code(SCALER).code
+    assert "scaler(x, factor)" in migrated
+    report = FileReport(str(path), changed=True)
+    report.new_text, report.source = migrated.replace("scaler(x, factor)", "scaler(x, factor, name=name)"), \
+        path.read_bytes()
+    _verify([report], [str(tmp_path)], write=True, use_runtime=False, jobs=1, timeout=None, cache=None)
+    assert report.differs and not report.written
+    d = next(d for d in report.diagnostics if d.code == "GRL302")
+    assert "raises under TF1 semantics too" in d.details and "the migration broke it" in d.details
+
+
 def test_verification_checks_and_writes_the_bytes_the_migration_read(tmp_path):
     """--verify --write proves the pair the migration made (the bytes it read, their migration),
     and writes only over those bytes: a file edited after it was migrated keeps the edit."""

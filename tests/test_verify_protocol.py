@@ -146,6 +146,17 @@ def test_a_mode_that_stopped_at_an_error_is_not_asked_again():
     assert outcome.status is Status.VERIFIED and "tf.function not run" in outcome.reason
 
 
+def test_a_setting_no_mode_ran_is_not_verified_by_the_others():
+    """`scale=1.0` ran in both modes, `scale=0.5` raised in both (in code the migration did not
+    change): 0.5 may be the only setting that reaches the site, so nothing is verified."""
+    reference = _ran()
+    outcome = verdict.judge(reference, _values(
+        _mode("eager", 0), ModeError("eager", 1, "TypeError: no", (7,)),
+        _mode("tf.function", 0), ModeError("tf.function", 1, "TypeError: no", (7,))), "f", ["x"], [10])
+    assert outcome.status is Status.NOT_VERIFIABLE
+    assert outcome.reason.startswith("l=0.5 ran in no mode: raises at line 7, in code the migration did not change")
+
+
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
 def test_equal_non_finite_values_at_equal_places_agree(value):
     reference = Ran(0, False, (2,), (RunValues({}, (Array((2,), (value, 1.0)),), (Array((2,), (value, 2.0)),),

@@ -385,7 +385,8 @@ TABLE: dict[str, Code] = {
         "`op.inputs` / `op.outputs` (`op.get_attr`, `op.type`), it is chosen at run time (a parameter, an "
         "attribute), it comes from a module outside the run (run the tool on both), the Defun is built in a"
         " loop, used other than as a decorator or in `name = Defun(...)(f)`, taken as a value, takes "
-        "keywords the tool does not know, or code reads the function object's attributes (`f.name`, "
+        "keywords the tool does not know, a call of the function passes keywords other than a `name=` "
+        "(which goes: it named TF1's op), or code reads the function object's attributes (`f.name`, "
         "`f.add_to_graph`). Write `@tf.custom_gradient` by hand: `def f(x): y = forward(x); return y, "
         "lambda dy: ...`.",
         messages={
@@ -422,6 +423,8 @@ TABLE: dict[str, Code] = {
             "outside_run": _defun("the gradient `{gradient}` comes from a module outside this run",
                                   "run the tool on that module too (or write its @tf.custom_gradient by hand)"),
             "imported_refused": _defun("the gradient `{gradient}` ({file}): {why}"),
+            "call_keywords": _defun("the call at line {line} passes `{shown}`, which the migrated function cannot "
+                                    "take", "pass only its inputs, by position, then migrate again"),
         }),
     "GRL116": Code(
         "override map names an op type TensorFlow has since replaced for the code in the block", REFUSAL, ERROR,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..migrator import precheck
 from . import calling, probes, verdict
 from .pool import Worker, isolation_line
-from .protocol import Entry, Kind, Ran, Request, Status, Unverifiable, Values, shape_of
+from .protocol import Entry, Kind, ModeError, Ran, Request, Status, Unverifiable, Values, shape_of
 
 if TYPE_CHECKING:
     from ..migrator.cache import Cache
@@ -296,17 +296,36 @@ def _through_names(task: _Task, pool: queue.Queue[Worker], timeout: float, roots
 
 def _exercise(job: Job, new_text: str, probe: probes.Probe, pool: queue.Queue[Worker], timeout: float,
               roots: Sequence[str], migrated: dict[str, str]) -> Exercised:
-    """(Outcome, label, whether TF1 ran it): the original under TF1, the migration under TF2."""
+    """(Outcome, label, whether TF1 ran it): the original under TF1, the migration under TF2,
+    called the first way TF1 runs; where TF2 cannot run that way (it raises in code the migration
+    did not change: ``if scale == 0.0`` on the tensor a way gave ``scale``, which a TF1 graph
+    compared as an object), the next way that runs under TF1 is tried, and the first answer stands
+    unless a later way gives one."""
+    outcome, label, ran, variant = _exercise_way(job, new_text, probe, pool, timeout, roots, migrated, 0)
+    if not (ran and outcome.status is Status.NOT_VERIFIABLE and not outcome.transient
+            and variant + 1 < len(probe.labels)):
+        return outcome, label, ran
+    later, later_label, later_ran, _ = _exercise_way(job, new_text, probe, pool, timeout, roots, migrated, variant + 1)
+    if not later_ran or later.status is Status.NOT_VERIFIABLE:
+        return outcome, label, ran
+    why = f"called so because TF2 could not run {label} ({outcome.reason})"
+    return (verdict.Outcome(later.status, later.max_abs_diff, f"{later.reason}; {why}" if later.reason else why,
+                            later.transient), later_label, True)
+
+
+def _exercise_way(job: Job, new_text: str, probe: probes.Probe, pool: queue.Queue[Worker], timeout: float,
+                  roots: Sequence[str], migrated: dict[str, str], start: int) -> tuple[verdict.Outcome, str, bool, int]:
+    """``_exercise`` from the way of calling ``start`` on: ..., and the way TF1 ran (-1: none)."""
     path = os.path.abspath(job.path)
     roots = [os.path.abspath(r) for r in roots]
-    reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, [list(s) for s in probes.SHAPES], roots),
-                     timeout)
+    reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, [list(s) for s in probes.SHAPES], roots,
+                                   first_variant=start), timeout)
     if not isinstance(reference, Ran):
-        return _unanswered("TF1", reference), _shown(probe.label, None), False
+        return _unanswered("TF1", reference), _shown(probe.label, None), False, -1
     if not 0 <= reference.variant < len(probe.labels):
         return (verdict.Outcome(Status.NOT_VERIFIABLE, None, f"under TF1: the worker answered for way "
                                 f"{reference.variant} of calling it, of {len(probe.labels)} asked"),
-                _shown(probe.label, None), False)
+                _shown(probe.label, None), False, -1)
     label = _shown(probe.labels[reference.variant], list(reference.shape))
     if "{init}" in label:
         label = label.replace("{init}", probe.entry["made"][1 if reference.new else 0])
@@ -315,18 +334,20 @@ def _exercise(job: Job, new_text: str, probe: probes.Probe, pool: queue.Queue[Wo
                   migrated if job.against is None else {}, written, reference.plan())
     answer = _ask(pool, tf2, timeout)
     if not isinstance(answer, Values):
-        return _unanswered("TF2", answer), label, True
+        return _unanswered("TF2", answer), label, True, reference.variant
     names = _input_names(probe.entry, reference)
     outcome = verdict.judge(reference, answer, probe.entry.get("port_name", probe.entry["name"]), names, written,
                             verdict.block_written(probe.entry, written))
     if outcome.status is Status.DIFFERS and job.against is None:
         outcome = _attributed(job, new_text, probe, reference, outcome, pool, timeout, roots)
-    elif outcome.status is Status.NOT_VERIFIABLE and outcome.reason:
+    elif job.against is None and any(isinstance(r, ModeError) and not r.missing for r in answer.runs):
+        outcome = _broken(job, new_text, probe, reference, outcome, answer, pool, timeout, roots)
+    if outcome.status is Status.NOT_VERIFIABLE and outcome.reason:
         outcome = verdict.Outcome(outcome.status, outcome.max_abs_diff, "under TF2: " + outcome.reason)
     if outcome.status is Status.VERIFIED:
         notes = [n for n in (reference.note, answer.note, outcome.reason) if n]
         outcome = verdict.Outcome(outcome.status, outcome.max_abs_diff, "; ".join(notes) or None)
-    return outcome, label, True
+    return outcome, label, True, reference.variant
 
 
 def _unanswered(side: str, answer: object) -> verdict.Outcome:
@@ -368,6 +389,26 @@ def _attributed(job: Job, new_text: str, probe: probes.Probe, reference: Ran, ou
         f"{outcome.reason}; but the migrated code under TF1 semantics gives the original's values, so the difference "
         "is TF2's meaning for code the migration did not change (other TF1 API whose meaning changed in TF2); check "
         "those calls by hand"))
+
+
+def _broken(job: Job, new_text: str, probe: probes.Probe, reference: Ran, outcome: verdict.Outcome, answer: Values,
+            pool: queue.Queue[Worker], timeout: float, roots: list[str]) -> verdict.Outcome:
+    """TF2 raised in code the migration did not change: TF2's meaning of other TF1 API, unless the
+    migration broke that code (a call passing what the migrated function no longer takes). The
+    migrated code under TF1 semantics tells: where it raises too, or gives other values, where
+    the original ran, the migration is to blame."""
+    error = next(r for r in answer.runs if isinstance(r, ModeError) and not r.missing)
+    request = Request(Kind.TF1_SAME, os.path.abspath(job.path), new_text, probe.entry, [], roots,
+                      reference=reference.plan())
+    mine = _ask(pool, request, timeout)
+    if isinstance(mine, Ran) and not verdict.same(mine, reference):
+        why = "under TF1 semantics it does not give the original's values either"
+    elif isinstance(mine, Unverifiable) and not mine.transient:
+        why = f"it raises under TF1 semantics too ({mine.reason[:200]})"
+    else:
+        return outcome  # the migrated code runs as the original under TF1: TF2's meaning, not the migration
+    return verdict.Outcome(Status.DIFFERS, None, f"{error.mode}: raises where the original ran under TF1 "
+                                                 f"({error.error[:200]}); {why}: the migration broke it")
 
 
 def _shown(label: str, shape: Sequence[Any] | None) -> str:

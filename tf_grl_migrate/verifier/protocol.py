@@ -61,6 +61,7 @@ class Request:
     # it into the child's own folder, and the child reads it as absolute path -> that file)
     written: list | None = None  # TF2 of the tool's migration: the lines the tool wrote
     reference: dict | None = None  # TF1_SAME / TF2: how the reference ran (``Ran.plan()``): no outputs
+    first_variant: int = 0  # TF1: the first way of calling to try (a later one, where TF2 could not run an earlier)
 
     def to_json(self) -> dict:
         data = asdict(self)

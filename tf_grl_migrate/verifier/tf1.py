@@ -172,14 +172,15 @@ def run_once(req: Request, args: Sequence[Param], shape: Sequence[int], setting:
 
 
 def reference(req: Request) -> Ran | Unverifiable:
-    """The TF1 values for the first way of calling, way of making the instance (``__init__`` with
-    numbers for arguments nothing gives, else none) and input shape that run; the parameters'
-    second values too where they run."""
+    """The TF1 values for the first way of calling (from ``req.first_variant`` on), way of making
+    the instance (``__init__`` with numbers for arguments nothing gives, else none) and input shape
+    that run; the parameters' second values too where they run."""
     errors = []
     entry = req.entry
     news = [False, True] if entry.get("missing") else [False]
     try:
-        for index, new, args in [(i, n, a) for i, a in enumerate(entry["variants"]) for n in news]:
+        for index, new, args in [(i, n, a) for i, a in enumerate(entry["variants"]) for n in news
+                                 if i >= req.first_variant]:
             for shape in req.shapes:
                 results = []
                 for setting in settings(args, new):

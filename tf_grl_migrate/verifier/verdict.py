@@ -64,6 +64,7 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
         return Outcome(Status.DIFFERS, None, f"the migrated module defines no {name}")
     worst, skipped, ran = 0.0, [], 0
     stopped = set()
+    compared = set()  # the settings a mode ran and matched
     for run in values.runs:
         if run.setting >= len(reference.results):
             return Outcome(Status.NOT_VERIFIABLE, None, "a worker answered for a setting it was not given")
@@ -85,8 +86,13 @@ def judge(reference: Ran, values: Values, name: str, inputs: list, written: list
             return outcome
         worst = max(worst, outcome.max_abs_diff or 0.0)
         ran += 1
+        compared.add(run.setting)
     if not ran:
         return Outcome(Status.NOT_VERIFIABLE, None, skipped[0][1] if skipped else "no mode ran")
+    uncovered = [i for i in range(len(reference.results)) if i not in compared]
+    if uncovered and skipped:  # a setting no mode ran may be the only one reaching the site (`scale=0.5`, not 1.0)
+        result = reference.results[uncovered[0]]
+        return Outcome(Status.NOT_VERIFIABLE, None, f"{setting_text(result.setting)} ran in no mode: {skipped[0][1]}")
     unanswered = _unanswered(reference, values, stopped)
     if unanswered:
         return Outcome(Status.NOT_VERIFIABLE, None, f"no answer for {unanswered}")

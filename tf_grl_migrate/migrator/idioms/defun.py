@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ...report import Diagnostic
-from ..nodes import code_of, fresh_name, load_names, parsed_statement
-from ..plan import Drop, Edit, Keep, Redefine, Replace
+from ..nodes import code_of, fresh_name, is_plain, load_names, parsed_statement
+from ..plan import Drop, Edit, Keep, Recall, Redefine, Replace
 from ..scopes import GlobalScope
 from ..verdicts import Refusal
 from .base import Idiom, source
@@ -65,7 +65,7 @@ IDIOM = Idiom(
     },
     cases=("defun_python_grad_func", "defun_lambda_gradient_and_shape_func", "defun_grad_func_defun",
            "defun_several_inputs_and_an_int", "defun_call_form_in_a_function", "defun_reads_op_outputs",
-           "defun_gradient_uses_tf1_only_names", "defun_integer_input_nothing_passes"),
+           "defun_gradient_uses_tf1_only_names", "defun_integer_input_nothing_passes", "defun_called_with_a_name"),
     valid=(source("""
         import tensorflow as tf
         from tensorflow.python.framework import function
@@ -106,6 +106,7 @@ class DefunSite:
     grad_defun: DefunSite | None = None  # grad_func's Defun
     reads_op: set[str] = field(default_factory=set)  # "inputs", "outputs": what the gradient reads of op
     dropped: list[str] = field(default_factory=list)  # the keywords TF2 has no use for (DROPPED)
+    named_calls: list = field(default_factory=list)  # calls of the function passing `name=` (dropped)
     gradient_of: DefunSite | None = None  # this Defun is another's grad_func
     refusal: Refusal | None = None
     anchor: cst.CSTNode | None = None  # where a Defun taken as a value is named
@@ -157,6 +158,8 @@ def gather(facts: Facts) -> Gathered:
             refusal, given = _arguments(facts, site, by_def)
             site.dropped, site.grad_defun, site.gradient, site.gradient_def, site.reads_op = (
                 list(given.dropped), given.grad_defun, given.gradient, given.gradient_def, set(given.reads_op))
+        if refusal is None:
+            refusal, site.named_calls = _keyword_calls(facts, site)
         if refusal is not None:
             found.verdicts.append((site, refusal))
     for site, _ in sites:  # a grad_func's Defun stands or falls with the Defun that uses it
@@ -164,6 +167,44 @@ def gather(facts: Facts) -> Gathered:
         if other is not None and not _refused(found, site) and _refused(found, other):
             found.verdicts.append((site, Refusal.of("GRL115", "grad_func_refused", name=_name(other))))
     return found
+
+
+def _keyword_calls(facts: Facts, site: DefunSite) -> tuple[Refusal | None, list[cst.Call]]:
+    """The calls of the function that pass ``name=`` (a TF1 Defun named its op so; the migrated
+    function takes its inputs only, so the keyword goes), or the refusal for a call passing another
+    keyword, ``**``, a name computed by a call, or one that may call another function of that name."""
+    name = _name(site)
+    found = []
+    for call in facts.of_type(cst.Call):
+        if not (isinstance(call.func, cst.Name) and call.func.value == name):
+            continue
+        refs = facts.referents(call.func)
+        ours = [_binds(facts, ref, site) for ref in refs]
+        if not any(ours):
+            continue
+        keywords = [a for a in call.args if a.keyword is not None or a.star == "**"]
+        if not keywords:
+            continue
+        line = facts.pos(call)[0]
+        odd = next((a for a in keywords if a.keyword is None or a.keyword.value != "name" or not is_plain(a.value)),
+                   None)
+        if odd is not None or not all(ours):
+            shown = _keyword_shown(odd if odd is not None else keywords[0])
+            return Refusal.of("GRL115", "call_keywords", line=line, shown=shown), []
+        found.append(call)
+    return None, found
+
+
+def _keyword_shown(arg: cst.Arg) -> str:
+    return f"{arg.keyword.value}={code_of(arg.value)}" if arg.keyword is not None else "**"
+
+
+def _binds(facts: Facts, ref: Any, site: DefunSite) -> bool:
+    """Whether the binding ``ref`` is the Defun's function: its def, or ``target = Defun(...)(f)``."""
+    if site.fdef is not None:
+        return getattr(ref, "node", None) is site.fdef
+    found = facts.simple_assign_value(ref)
+    return found is not None and found[0] is site.stmt
 
 
 def _in_import(facts: Facts, node: cst.CSTNode | None) -> bool:
@@ -384,6 +425,10 @@ def finish(facts: Facts) -> list[Diagnostic]:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
             shown = ", ".join(["its input types", *(f"{k}=" for k in site.dropped)])
+            if site.named_calls:
+                lines = ", ".join(str(facts.pos(c)[0]) for c in site.named_calls)
+                dropped.append(f"name= at its calls (line {lines}): it named TF1's function-call op")
+                shown += ", name= at its calls"
             said.append(Diagnostic.said(where, "GRL206", "converted", name=_name(site), shown=shown,
                                         dropped="; ".join(dropped)))
     return said
@@ -405,6 +450,7 @@ def convert_own(builder: Converting, records: list[Any]) -> list[Edit]:
 
 def _emit(builder: Converting, site: DefunSite) -> list[Edit]:
     edits: list[Edit] = [Drop(site.call)]
+    edits += [Recall(call, _without_name) for call in site.named_calls]
     # the generated code reads these: their names stay bound
     edits += [Keep(node) for node in (site.gradient, site.wrapped) if node is not None]
     if site.grad_defun is not None:
@@ -456,6 +502,14 @@ def _emit(builder: Converting, site: DefunSite) -> list[Edit]:
     elif site.stmt is not None:
         edits.append(Replace(site.stmt, generated.with_changes(leading_lines=site.stmt.leading_lines)))
     return edits
+
+
+def _without_name(updated: cst.Call) -> cst.Call:
+    """A call of a migrated Defun without its ``name=`` (the last argument left keeps no comma)."""
+    args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == "name")]
+    if args and updated.args[-1] is not args[-1]:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return updated.with_changes(args=args)
 
 
 def _star(params: cst.Parameters) -> list:
