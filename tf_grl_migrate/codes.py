@@ -101,7 +101,8 @@ TABLE: dict[str, Code] = {
         'The block calls something the tool cannot see into (`h = encoder(x)`, a model-wide `{"Relu": '
         '"GuidedRelu"}` around `build_model(...)`), or hands control away without a call: `yield` / `yield '
         "from` (a `@contextmanager` such as `with guided_relu(): build_model()`), `await`, `import m` / "
-        "`from m import *`, `with some_object:`, `async for/with`. The override applies to every op of that"
+        "`from m import *`, `with some_object:`, `async for/with`; or it holds another override block (the "
+        "tool does not join two maps). The override applies to every op of that"
         " type created there, so the tool cannot say which ops to wrap. Wrap the ops the called code makes "
         "with `@tf.custom_gradient`, or (a model-wide map) run with `--use-runtime`, which enters the same "
         "map through `tf_grl_migrate.gradient_override_map`.",
@@ -130,6 +131,11 @@ TABLE: dict[str, Code] = {
                 "the block calls {callee}, which may create {mapped} ops a trace does not show: wrap them with "
                 "@tf.custom_gradient",
                 "TensorFlow adds Identity ops by itself. " + _IGNORED + " " + _RECIPE),
+            "nested_map": Message(
+                "the block holds another override block (line {line}), where both maps apply: wrap the ops made "
+                "there with @tf.custom_gradient",
+                "The tool does not join two maps; TF1 gave an op made in the inner block the inner map's gradient"
+                " for its types and the outer map's for the others. " + _RECIPE),
         }),
     "GRL102": Code(
         "override target cannot be matched to a gradient registration", REFUSAL, ERROR,

@@ -379,6 +379,8 @@ def _call_sites(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str, 
         if op is None:
             if makes_none_of(facts, inner, names, mapped):
                 continue
+            if facts.is_map_call(inner):  # `with g.gradient_override_map(...)` inside this block
+                return Refusal.of("GRL101", "nested_map", line=facts.pos(inner)[0], map=spelt_map)
             named = builder_call(facts, scan.calls[index:], mapped)
             assert named is not None  # scan.calls[index] is such a call, if no later one is named
             inner, names = named

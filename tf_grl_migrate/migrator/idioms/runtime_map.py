@@ -33,7 +33,8 @@ IDIOM = Idiom(
     name="runtime_map",
     summary="with --use-runtime, a model-wide override enters tf_grl_migrate.gradient_override_map",
     cases=("model_wide_guided_relu", "guided_relu_hidden_op_wrapper", "map_entered_by_hand", "map_chosen_at_run_time",
-           "override_map_changed_after_built", "unknown_op_type", "target_name_values_not_known"),
+           "override_map_changed_after_built", "unknown_op_type", "target_name_values_not_known",
+           "override_block_nested_in_another"),
     runtime=True,
     valid=(source("""
         import tensorflow as tf
