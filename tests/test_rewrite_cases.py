@@ -183,6 +183,10 @@ def test_use_runtime_leaves_identity_maps_around_unseen_code_refused():
     Identity map around code the tool cannot see is not moved onto the runtime map, and says why."""
     (d,) = migrate_code(_read(CASES / "refuse" / "opaque_call_in_block" / "before.py"), use_runtime=True).diagnostics
     assert d.code == "GRL101" and "`w/read`" in d.text and "--use-runtime does not take it" in d.hints
+    # without --use-runtime, the refusal's recipe (the same map through the runtime, by hand) says so too
+    (d,) = migrate_code(_read(CASES / "refuse" / "opaque_call_in_block" / "before.py")).diagnostics
+    assert "with tf_grl_migrate.gradient_override_map(" in d.text and "--use-runtime does not take it" in d.hints
+    assert "that map would not give TF1's gradients either, through --use-runtime or by hand" in d.text
     # refused first for another reason (a target held in a parameter): the block is looked at all the same
     chosen = ("import tensorflow as tf\n\n\ndef encode_reversed(x, encoder, gradient):\n"
               "    with tf.get_default_graph().gradient_override_map({'Identity': gradient}):\n"

@@ -164,7 +164,9 @@ def runtime_rules() -> tuple[RuntimeRule, ...]:
 
 def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> tuple[Hint, ...]:
     """What a refusal adds about ``--use-runtime`` (a hint, or none): without it, that a runtime
-    rule would take the block; under it, why none did; nothing where neither applies."""
+    rule would take the block, or, where the refusal's details give the runtime map's recipe by
+    hand and no rule would take it, why that would not give TF1's gradients either; under it, why
+    none did; nothing where neither applies."""
     found = runtime_rules()
     if facts.use_runtime:
         why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
@@ -173,4 +175,13 @@ def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> t
     if site is not None and site.refusal is not None and site.refusal.says_runtime:
         return ()
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
+    if hint is None and site is not None and site.refusal is not None and _RECIPE_SAID in site.refusal.details:
+        why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
+        if why:
+            return (Hint("runtime", "--use-runtime does not take it",
+                         "Here that map would not give TF1's gradients either, through --use-runtime or by hand: "
+                         f"{why}."),)
     return (hint,) if hint else ()
+
+
+_RECIPE_SAID = "with tf_grl_migrate.gradient_override_map("  # a refusal's details giving the runtime map by hand
