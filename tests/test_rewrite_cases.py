@@ -178,6 +178,17 @@ def test_a_refusal_says_use_runtime_only_where_it_would_migrate():
     assert "--use-runtime does not take it: gradient function `_named_flip` reads `op.node_def`" in d.text
 
 
+def test_a_target_naming_a_tensorflow_op_type_says_it_is_tensorflows_own_gradient():
+    """`{"Relu": "Relu6"}` borrows TensorFlow's own Relu6 gradient, whose math the tool does not
+    know: refused (GRL102) as that, not as a registration nowhere to be found."""
+    source = ("import tensorflow as tf\n\n\ndef capped(x):\n"
+              "    with tf.get_default_graph().gradient_override_map({'Relu': 'Relu6'}):\n"
+              "        return tf.nn.relu(x * 4.0)\n")
+    (d,) = migrate_code(source).diagnostics
+    assert d.code == "GRL102" and "names TensorFlow's own gradient for 'Relu6' ops" in d.message
+    assert migrate_code(source).code == source
+
+
 def test_use_runtime_leaves_identity_maps_around_unseen_code_refused():
     """TF1 made Identity ops of its own (a ref variable's read, `w/read`) where TF2 makes none: an
     Identity map around code the tool cannot see is not moved onto the runtime map, and says why."""

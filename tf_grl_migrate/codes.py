@@ -154,6 +154,11 @@ TABLE: dict[str, Code] = {
             "no_registration_why": Message(
                 _NO_REGISTRATION,
                 "The tool looked in this module and the modules of this run it imports ({why})."),
+            "tensorflow_gradient": Message(
+                "override target {target} names TensorFlow's own gradient for '{op}' ops, which the tool does not "
+                "borrow: write the gradient you meant with @tf.custom_gradient",
+                "TF1 called the gradient function TensorFlow registers for '{op}' (if any) with the overridden op; "
+                "the tool borrows only gradients whose math it knows ('Identity', 'Add', ...)."),
             "may_be": Message(
                 "override target {target} may be {value!r}: define that gradient with @tf.custom_gradient",
                 "{value!r} matches {count} registration(s) in this module."),

@@ -53,6 +53,8 @@ def match_target(facts: Facts, value: cst.BaseExpression) -> Meaning:
     if isinstance(values, list):
         return dispatch(facts, value, values)
     if values is None:
+        if key is not None and key[0] == "str" and ops.is_registered_op_type(key[1]):
+            return Refusal.of("GRL102", "tensorflow_gradient", target=code_of(value), op=key[1])
         return Refusal.of("GRL102", "no_registration", target=code_of(value))
     return Refusal.of("GRL102", "no_registration_why", target=code_of(value), why=values.text, hints=values.hints)
 
