@@ -66,7 +66,9 @@ def _one_line(text: str) -> str:
 
 
 # what GRL101's details say of a model-wide map: the same map entered through the runtime
-_RECIPE = ("Or keep the registrations and enter the same map through the runtime, which gives TF2 TF1's meaning: "
+# how details that give the runtime map by hand begin (idioms.runtime_hint says where it would not do either)
+RECIPE_OPENING = "Or keep the registrations and enter the same map through the runtime"
+_RECIPE = (RECIPE_OPENING + ", which gives TF2 TF1's meaning: "
            "`with tf_grl_migrate.gradient_override_map({map}):` around the same code (docs/runtime.md: \"Guided "
            "backprop and other model-wide overrides\").")
 _IGNORED = "TF2 ignores gradient_override_map."

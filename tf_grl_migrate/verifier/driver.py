@@ -374,16 +374,29 @@ def _ask(pool: queue.Queue[Worker], request: Request, timeout: float) -> object:
         pool.put(worker)
 
 
+def _as_the_original(job: Job, new_text: str, probe: probes.Probe, reference: Ran, pool: queue.Queue[Worker],
+                     timeout: float, roots: list[str]) -> tuple[bool | None, str]:
+    """The migrated code under TF1 semantics, called as the reference was: (True, "") where it
+    gives the original's values, (False, why) where it does not (other values, or it raises), and
+    (None, "") where no answer came (the machine's doing)."""
+    request = Request(Kind.TF1_SAME, os.path.abspath(job.path), new_text, probe.entry, [], roots,
+                      reference=reference.plan())
+    mine = _ask(pool, request, timeout)
+    if isinstance(mine, Ran):
+        same = verdict.same(mine, reference)
+        return same, "" if same else "under TF1 semantics it does not give the original's values either"
+    if isinstance(mine, Unverifiable) and not mine.transient:
+        return False, f"it raises under TF1 semantics too ({mine.reason[:200]})"
+    return None, ""
+
+
 def _attributed(job: Job, new_text: str, probe: probes.Probe, reference: Ran, outcome: verdict.Outcome,
                 pool: queue.Queue[Worker], timeout: float, roots: list[str]) -> verdict.Outcome:
     """A TF2 result that is not TF1's is the migration's only if the migrated code under TF1
     semantics is not the original's either. Where it is (the same values), TF2 means something
     else by code the migration did not change (``softmax_cross_entropy_with_logits``
     backpropagates into its labels in TF2): no wrong rewrite; the site is not verifiable."""
-    request = Request(Kind.TF1_SAME, os.path.abspath(job.path), new_text, probe.entry, [], roots,
-                      reference=reference.plan())
-    mine = _ask(pool, request, timeout)
-    if not isinstance(mine, Ran) or not verdict.same(mine, reference):
+    if _as_the_original(job, new_text, probe, reference, pool, timeout, roots)[0] is not True:
         return outcome
     return verdict.Outcome(Status.NOT_VERIFIABLE, None, (
         f"{outcome.reason}; but the migrated code under TF1 semantics gives the original's values, so the difference "
@@ -397,16 +410,10 @@ def _broken(job: Job, new_text: str, probe: probes.Probe, reference: Ran, outcom
     migration broke that code (a call passing what the migrated function no longer takes). The
     migrated code under TF1 semantics tells: where it raises too, or gives other values, where
     the original ran, the migration is to blame."""
+    same, why = _as_the_original(job, new_text, probe, reference, pool, timeout, roots)
+    if same is not False:
+        return outcome  # it runs as the original under TF1 (TF2's meaning, not the migration), or no answer
     error = next(r for r in answer.runs if isinstance(r, ModeError) and not r.missing)
-    request = Request(Kind.TF1_SAME, os.path.abspath(job.path), new_text, probe.entry, [], roots,
-                      reference=reference.plan())
-    mine = _ask(pool, request, timeout)
-    if isinstance(mine, Ran) and not verdict.same(mine, reference):
-        why = "under TF1 semantics it does not give the original's values either"
-    elif isinstance(mine, Unverifiable) and not mine.transient:
-        why = f"it raises under TF1 semantics too ({mine.reason[:200]})"
-    else:
-        return outcome  # the migrated code runs as the original under TF1: TF2's meaning, not the migration
     return verdict.Outcome(Status.DIFFERS, None, f"{error.mode}: raises where the original ran under TF1 "
                                                  f"({error.error[:200]}); {why}: the migration broke it")
 

@@ -36,6 +36,7 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Callable, Literal, NamedTuple, overload
 
+from ...codes import RECIPE_OPENING
 from ..verdicts import Hint
 from .base import Idiom
 
@@ -175,7 +176,7 @@ def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> t
     if site is not None and site.refusal is not None and site.refusal.says_runtime:
         return ()
     hint = next((h for r in found if (h := r.hint(facts, call, site))), None)
-    if hint is None and site is not None and site.refusal is not None and _RECIPE_SAID in site.refusal.details:
+    if hint is None and site is not None and site.refusal is not None and RECIPE_OPENING in site.refusal.details:
         why = next((w for r in found if (w := r.why_not(facts, call, site))), None)
         if why:
             return (Hint("runtime", "--use-runtime does not take it",
@@ -183,5 +184,3 @@ def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> t
                          f"{why}."),)
     return (hint,) if hint else ()
 
-
-_RECIPE_SAID = "with tf_grl_migrate.gradient_override_map("  # a refusal's details giving the runtime map by hand

@@ -332,9 +332,9 @@ def _renamed_since(facts: Facts, scan: BodyScan, mapping: cst.Dict) -> Refusal |
     around ``a + b``, which made Add before TF 1.15 and AddV2 since): which gradient TF1 applied
     depends on its version, so the user names the one they meant (GRL116). Read from the code the
     tool can see, before anything else is asked of the map: the runtime map would not settle it."""
-    keys = [key for e in mapping.elements if isinstance(e, cst.DictElement)
-            and (key := string_value(e.key)) is not None and ops.later_versions_of(key)]
-    if not keys:
+    later = {key: versions for e in mapping.elements if isinstance(e, cst.DictElement)
+             and (key := string_value(e.key)) is not None and (versions := ops.later_versions_of(key))}
+    if not later:
         return None
     made: dict[str, str] = {}  # op type -> how the block makes it (the first seen)
     for node in scan.operators:
@@ -342,14 +342,12 @@ def _renamed_since(facts: Facts, scan: BodyScan, mapping: cst.Dict) -> Refusal |
         if op_name is not None:
             made.setdefault(op_name, code_of(node.operator).strip())
     for call in scan.calls:
-        names = facts.qn(call.func, raw=True)
-        op = ops.op_type_of_callable(names)
-        for op_name in [op.name] if op is not None else sorted(ops.ops_created(names) or ()):
+        for op_name in sorted(ops.ops_created(facts.qn(call.func, raw=True)) or ()):
             made.setdefault(op_name, code_of(call.func))
-    for key in keys:
-        later = sorted(ops.later_versions_of(key) & made.keys())
-        if key not in made and later:
-            return Refusal.of("GRL116", "renamed", entry=key, made=later[0], made_by=made[later[0]])
+    for key, versions in later.items():
+        found = sorted(versions & made.keys())
+        if key not in made and found:
+            return Refusal.of("GRL116", "renamed", entry=key, made=found[0], made_by=made[found[0]])
     return None
 
 
