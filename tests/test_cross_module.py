@@ -258,3 +258,64 @@ def test_paths_given_as_a_generator_link_as_a_list_does(tmp_path):
     listed = said([str(tree)])
     assert [changed for _, changed, _ in listed] == [True, True]  # both ends of the link migrate
     assert said(p for p in [str(tree)]) == listed
+
+
+def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming_that_call(tmp_path):
+    """TF1's Defun took `name=` at its calls; the migrated function takes its inputs only. A call
+    from another module of the run cannot lose the keyword in this module's rewrite: the Defun
+    stays and the refusal says where the call is. A run given the package folder resolves
+    `pkg.ops` too (the root is a package: its imports are spelt from the folder above)."""
+    ops = '''\
+    import tensorflow as tf
+    from tensorflow.python.framework import function
+
+
+    @function.Defun(tf.float32, python_grad_func=lambda op, g: g * 0.25)
+    def quarter_gradient(x):
+        return x
+
+
+    def _half(op, g):
+        return g * 0.5
+
+
+    def _identity(x):
+        return x
+
+
+    half_gradient = function.Defun(tf.float32, python_grad_func=_half)(_identity)
+    '''
+    calls = '''\
+    import tensorflow as tf
+    from pkg.ops import quarter_gradient
+
+
+    def damped(x, scope="damped"):
+        return quarter_gradient(tf.tanh(x), name=scope + "/quarter") * 2.0
+    '''
+    by_attribute = '''\
+    from pkg import ops
+
+
+    def halved(x):
+        return ops.half_gradient(x, name="half")
+    '''
+    plain = '''\
+    import pkg.ops
+
+
+    def both(x):
+        return pkg.ops.quarter_gradient(pkg.ops.half_gradient(x))
+    '''
+    package = _tree(tmp_path / "pkg", __init__="", ops=ops, model=calls, layers=by_attribute, plain=plain)
+    for root in (tmp_path, package):
+        result = cli(root, "-j", "1", "--no-cache")
+        assert _diagnostics(result.output) == {("ops.py:5", "GRL115"), ("ops.py:18", "GRL115")}, result.output
+        assert "model.py:6 calls `quarter_gradient` with `name=`" in result.output
+        assert "layers.py:5 calls `half_gradient` with `name=`" in result.output
+        assert "0 files would migrate" in result.output
+    # calls by position only: both migrate (the calls need no change)
+    _tree(package, model=calls.replace(', name=scope + "/quarter"', ""),
+          layers=by_attribute.replace(', name="half"', ""))
+    result = cli(package, "-j", "1", "--no-cache")
+    assert "GRL115" not in result.output and "1 file would migrate" in result.output, result.output

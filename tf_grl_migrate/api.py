@@ -16,7 +16,7 @@ diagnostic of that file (codes GRL9xx; see ``tf_grl_migrate.codes.CODES``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, cast
 
 from .migrator.signatures import signature_or_none
@@ -271,7 +271,7 @@ def run_all(paths: list[str], write: bool, want_diff: bool, use_runtime: bool, j
             for i, raw in candidates.items():
                 hand_out(i, raw)
         linked = _linked_reports(paths, roots or paths, candidates, write, want_diff, use_runtime, cache, keep_text,
-                                 starred)
+                                 starred, wanted)
         if write:
             for i, raw in candidates.items():
                 if i not in linked:
@@ -396,17 +396,23 @@ def _signature(path: str, folders: dict) -> tuple[str | None, list[int] | None]:
 
 def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int, bytes], write: bool,
                     want_diff: bool, use_runtime: bool, cache: Cache | None = None, keep_text: bool = False,
-                    starred: frozenset | set = frozenset()) -> dict:
+                    starred: frozenset | set = frozenset(), wanted: Collection[str] | None = None) -> dict:
     """Reports for the modules taking part in a link between modules (a registration in one, its
     use in another), settled together: both ends are migrated, or both stay with a diagnostic.
     Each round migrates the linked modules in memory and collects the links one end cannot keep;
     those are blocked and the round runs again, until nothing new is blocked. Only then are the
     files written. Empty for a run without such links (each module's facts come from the result
-    cache when its bytes were seen before)."""
+    cache when its bytes were seen before). A module whose Defuns make functions another module
+    calls with keywords is linked too, so that it hears of those calls. ``wanted``: the modules
+    the run may change (None: all); only those are looked at for such calls."""
+    from .migrator.facts import MODULE_LEVEL_DEFUN
     from .migrator.precheck import may_link
 
-    py = [i for i in candidates if paths[i].endswith(".py") and may_link(candidates[i])] if len(paths) > 1 else []
-    if not py:
+    several = len(paths) > 1
+    py = [i for i in candidates if paths[i].endswith(".py") and may_link(candidates[i])] if several else []
+    defining = [paths[i] for i in candidates if several and paths[i].endswith(".py")
+                and (wanted is None or paths[i] in wanted) and MODULE_LEVEL_DEFUN.search(candidates[i])]
+    if not py and not defining:
         return {}
     import dataclasses
 
@@ -434,9 +440,16 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     run = facts.Run(paths, list(roots), users, read_facts)
     blocked: dict = {}
 
+    def read_raw(path: str) -> bytes | None:
+        return read(path)[0]
+
+    calls = run.keyword_calls(defining, read_raw) if defining else {}
+
     def slices() -> dict[str, Links]:  # each module's slice of the links, and whether the run star-imports it
-        return {path: dataclasses.replace(slice_, star_imported=path in starred)
-                for path, slice_ in run.links(blocked).items()}
+        found = run.links(blocked)
+        for path, keyword_calls in calls.items():
+            found[path] = dataclasses.replace(found.get(path, facts.Links()), keyword_calls=keyword_calls)
+        return {path: dataclasses.replace(slice_, star_imported=path in starred) for path, slice_ in found.items()}
 
     links = slices()
     for _ in range(len(run.facts) + 1):

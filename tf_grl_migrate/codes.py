@@ -399,9 +399,9 @@ TABLE: dict[str, Code] = {
         "attribute), it comes from a module outside the run (run the tool on both), the Defun is built in a"
         " loop, used other than as a decorator or in `name = Defun(...)(f)`, taken as a value, takes "
         "keywords the tool does not know, a call of the function passes keywords other than a `name=` "
-        "(which goes: it named TF1's op), or code reads the function object's attributes (`f.name`, "
-        "`f.add_to_graph`). Write `@tf.custom_gradient` by hand: `def f(x): y = forward(x); return y, "
-        "lambda dy: ...`.",
+        "(which goes: it named TF1's op) or, from another module of the run, any keyword, or code reads "
+        "the function object's attributes (`f.name`, `f.add_to_graph`). Write `@tf.custom_gradient` by "
+        "hand: `def f(x): y = forward(x); return y, lambda dy: ...`.",
         messages={
             "taken_as_value": _defun("`{name}` is taken as a value (line {line}), not called where the tool can "
                                      "follow it"),
@@ -438,6 +438,9 @@ TABLE: dict[str, Code] = {
             "imported_refused": _defun("the gradient `{gradient}` ({file}): {why}"),
             "call_keywords": _defun("the call at line {line} passes `{shown}`, which the migrated function cannot "
                                     "take", "pass only its inputs, by position, then migrate again"),
+            "call_keywords_elsewhere": _defun("{file}:{line} calls `{name}` with `{shown}`, which the migrated "
+                                              "function cannot take", "pass only its inputs there, by position, "
+                                              "then migrate again"),
         }),
     "GRL116": Code(
         "override map names an op type TensorFlow has since replaced for the code in the block", REFUSAL, ERROR,

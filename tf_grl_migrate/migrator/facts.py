@@ -33,12 +33,13 @@ class ModuleFacts:
     bound_twice: set = field(default_factory=set)  # module-level names bound more than once
     grad_refs: list = field(default_factory=list)  # Defun(python_grad_func=NAME | m.NAME): the targets
     gradients: dict = field(default_factory=dict)  # module-level def -> (op reads) or why it is no (op, *grads)
+    defuns: list = field(default_factory=list)  # module-level functions a Defun makes (`f = Defun(...)(g)`)
 
 
 def to_json(facts: ModuleFacts) -> dict:
     return {"registrations": facts.registrations, "constants": facts.constants, "modules": facts.modules,
             "from_names": facts.from_names, "uses": facts.uses, "bound_twice": sorted(facts.bound_twice),
-            "grad_refs": facts.grad_refs, "gradients": facts.gradients}
+            "grad_refs": facts.grad_refs, "gradients": facts.gradients, "defuns": facts.defuns}
 
 
 def from_json(path: str, data: dict) -> ModuleFacts:
@@ -47,7 +48,7 @@ def from_json(path: str, data: dict) -> ModuleFacts:
         {k: tuple(v) for k, v in data["modules"].items()}, {k: tuple(v) for k, v in data["from_names"].items()},
         [(op, spelling, tuple(target)) for op, spelling, target in data["uses"]], set(data["bound_twice"]),
         [tuple(t) for t in data["grad_refs"]],
-        {k: v if isinstance(v, str) else tuple(v) for k, v in data["gradients"].items()})
+        {k: v if isinstance(v, str) else tuple(v) for k, v in data["gradients"].items()}, list(data["defuns"]))
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,16 @@ class DefunGradient:
 
 
 @dataclass(frozen=True)
+class KeywordCall:
+    """A call, in another module of the run, of a function a Defun of this module makes, passing a
+    keyword (TF1's Defun took ``name=``; a migrated function takes its inputs only)."""
+    function: str
+    path: str  # the calling module
+    line: int
+    shown: str  # the first keyword, as ``name=`` (or ``**``)
+
+
+@dataclass(frozen=True)
 class Export:
     """A registration of this module used from other modules of the run."""
     function: str
@@ -87,6 +98,7 @@ class Links:
     exports: tuple = ()
     star_imported: bool = False  # another module of the run does `from this_module import *`
     gradients: tuple = ()  # DefunGradient: Defun gradients imported from another module of the run
+    keyword_calls: tuple = ()  # KeywordCall: calls from other modules of the run passing keywords to its Defuns
 
     def key(self) -> str:
         return repr(self)
@@ -95,7 +107,7 @@ class Links:
     def only_star_imported(self) -> bool:
         """Star-imported and linked no other way: the result depends on the module's bytes and
         that one fact, so it may be screened and cached (under a key of its own)."""
-        return self.star_imported and not self.externals and not self.exports and not self.gradients
+        return self.star_imported and not (self.externals or self.exports or self.gradients or self.keyword_calls)
 
 
 def gather(path: str, source: str) -> ModuleFacts | None:
@@ -124,20 +136,13 @@ def _module_statement(facts: ModuleFacts, stmt: ast.stmt) -> None:
         value = stmt.value
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             facts.constants[stmt.targets[0].id] = value.value
-    elif isinstance(stmt, ast.Import):
-        for alias in stmt.names:
-            if alias.asname:
-                facts.modules[alias.asname] = (alias.name, 0)
-            else:
-                facts.modules[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0)
-                if "." in alias.name:
-                    facts.modules[alias.name] = (alias.name, 0)  # `pkg.grads.fn` spelled in full
-    elif isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
-        for alias in stmt.names:
-            if alias.name != "*":
-                facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
+        elif _is_defun_call(value.func if isinstance(value, ast.Call) else None):
+            facts.defuns.append(stmt.targets[0].id)  # f = Defun(...)(g)
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        _imported(facts, stmt)
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         facts.gradients[stmt.name] = _as_gradient(stmt)
+        facts.defuns += [stmt.name] if any(_is_defun_call(d) for d in stmt.decorator_list) else []
         for deco in stmt.decorator_list:
             name = _registered_name(deco)
             if name is not None:
@@ -147,6 +152,22 @@ def _module_statement(facts: ModuleFacts, stmt: ast.stmt) -> None:
         name = _registered_name(call.func)
         if name is not None and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
             facts.registrations[call.args[0].id] = name
+
+
+def _imported(facts: ModuleFacts, stmt: ast.Import | ast.ImportFrom) -> None:
+    """What a module-level import binds: modules (``import m``) and names (``from p import n``)."""
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                facts.modules[alias.asname] = (alias.name, 0)
+            else:
+                facts.modules[alias.name.split(".")[0]] = (alias.name.split(".")[0], 0)
+                if "." in alias.name:
+                    facts.modules[alias.name] = (alias.name, 0)  # `pkg.grads.fn` spelled in full
+    elif stmt.module != "__future__":
+        for alias in stmt.names:
+            if alias.name != "*":
+                facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
 
 
 def _call(facts: ModuleFacts, node: ast.Call, source: str) -> None:
@@ -164,6 +185,10 @@ def _call(facts: ModuleFacts, node: ast.Call, source: str) -> None:
                 target = _target(value)
                 if target is not None:
                     facts.uses.append((key.value, ast.get_source_segment(source, value), target))
+
+
+def _is_defun_call(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Call) and _called(node.func) == DEFUN
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
@@ -225,6 +250,21 @@ def _target(node: ast.expr) -> Target | None:
         base = _dotted(node.value)
         return ("attr", base, node.attr) if base else None
     return None
+
+
+class _Words:
+    """Whether bytes hold one of some words as a whole word: each looked for as plain bytes first
+    (a regex alternation of many words is a hundred times slower over a tree's sources)."""
+
+    def __init__(self, words: Collection[str]):
+        self.words = sorted(w.encode() for w in words)
+        self.whole = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in self.words) + rb")\b")
+
+    def in_(self, raw: bytes) -> bool:
+        return any(w in raw for w in self.words) and self.whole.search(raw) is not None
+
+
+MODULE_LEVEL_DEFUN = re.compile(rb"^(?:@|\w+[ \t]*=[ \t]*)[\w.]*" + DEFUN.encode() + rb"\b", re.MULTILINE)
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -354,8 +394,11 @@ class Run:
                 base = os.path.dirname(base)
             bases = [base]
         else:  # absolute: the user's folder and the folders above it, up to the widest root holding it
+            # (or the folder holding that root's package)
             here = os.path.dirname(os.path.abspath(user))
             top = min((r for r in self.roots if here == r or here.startswith(r + os.sep)), key=len, default=here)
+            while os.path.join(top, "__init__.py") in self._by_abs and os.path.dirname(top) != top:
+                top = os.path.dirname(top)  # a root that is a package: `pkg.mod` is spelt from above it
             bases = [here]
             while here != top and os.path.dirname(here) != here:
                 here = os.path.dirname(here)
@@ -496,6 +539,52 @@ class Run:
                 found[spelling] = DefunGradient(spelling, defined_in, *(
                     ((), summary) if isinstance(summary, str) else (summary, "")))
         return tuple(found[s] for s in sorted(found))
+
+    def keyword_calls(self, defining: Collection[str], read_raw: Callable[[str], bytes | None]) -> dict[str, tuple]:
+        """path -> the calls (KeywordCall), from the other modules of the run, that pass keywords to a
+        function a Defun of ``path`` makes at module level, for each of ``defining``. A module is
+        parsed only where its bytes spell one of those functions' names."""
+        made = {path: set(self.of(path).defuns) for path in defining}
+        made = {path: names for path, names in made.items() if names}
+        if not made:
+            return {}
+        # a caller spells the function's name, and the module's (`from pkg.ops import f`, `ops.f`)
+        # unless it star-imports it
+        names = _Words(set().union(*made.values()))
+        stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]) for p in made})
+        found: dict[str, list[KeywordCall]] = {}
+        for path in self._paths:
+            raw = read_raw(path) if path.endswith(".py") and path not in made else None
+            if raw is None or not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
+                continue
+            try:
+                tree = ast.parse(raw)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and node.keywords:
+                    callee = self._callee(path, node.func)
+                    if callee is not None and callee[1] in made.get(callee[0], ()):
+                        keyword = node.keywords[0]
+                        shown = f"{keyword.arg}=" if keyword.arg else "**"
+                        found.setdefault(callee[0], []).append(KeywordCall(callee[1], path, node.lineno, shown))
+        return {path: tuple(sorted(calls, key=lambda c: (c.path, c.line))) for path, calls in found.items()}
+
+    def _callee(self, path: str, func: ast.expr) -> tuple[str, str] | None:
+        """(module of the run, name in it) of the function a call in ``path`` calls, where it is an
+        import's (``f``, ``m.f``, ``pkg.m.f``), following re-exports; else None."""
+        if isinstance(func, ast.Name):
+            origin = self._from_import(path, func.id)
+        elif isinstance(func, ast.Attribute) and (base := _dotted(func.value)) is not None:
+            other = self._module_bound(path, base)
+            origin = (other, func.attr) if other is not None else None
+        else:
+            return None
+        for _ in range(HOPS):  # a re-export: `from .ops import f` in the module the call imports from
+            if origin is None or origin[1] in self.of(origin[0]).defuns:
+                break
+            origin = self._from_import(*origin)
+        return origin
 
     def _defined(self, path: str, name: str, hops: int) -> tuple[str, tuple[str, ...] | str]:
         """(path, summary) of the module-level def ``name`` of ``path`` means, following

@@ -174,6 +174,12 @@ def _keyword_calls(facts: Facts, site: DefunSite) -> tuple[Refusal | None, list[
     function takes its inputs only, so the keyword goes), or the refusal for a call passing another
     keyword, ``**``, a name computed by a call, or one that may call another function of that name."""
     name = _name(site)
+    module_level = isinstance(facts.parent(site.fdef if site.fdef is not None else site.stmt), cst.Module)
+    elsewhere = [c for c in facts.links.keyword_calls if c.function == name] if module_level else []
+    if elsewhere:  # another module's call: the rewrite of this one cannot drop its keyword
+        call = elsewhere[0]
+        return Refusal.of("GRL115", "call_keywords_elsewhere", name=name, shown=call.shown,
+                          file=os.path.basename(call.path), line=call.line), []
     found = []
     for call in facts.of_type(cst.Call):
         if not (isinstance(call.func, cst.Name) and call.func.value == name):
