@@ -260,6 +260,40 @@ def test_paths_given_as_a_generator_link_as_a_list_does(tmp_path):
     assert said(p for p in [str(tree)]) == listed
 
 
+DEFUN_OPS = """\
+import tensorflow as tf
+from tensorflow.python.framework import function
+
+
+@function.Defun(tf.float32, python_grad_func=lambda op, g: g * 0.25)
+def quarter_gradient(x):
+    return x
+"""
+
+
+def test_calls_of_a_defun_are_looked_for_again_only_in_files_that_changed(tmp_path, monkeypatch):
+    """The look for keyword calls reads every module of the run; a run over the same functions
+    and files reads again only those whose signature changed since one found no call there."""
+    from tf_grl_migrate.migrator import files, signatures
+
+    monkeypatch.setattr(signatures, "RACY_NS", 0)  # the files were just written
+    calls = "from pkg.ops import quarter_gradient\n\n\ndef damped(x):\n    return quarter_gradient(x)\n"
+    package = _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS, model=calls, other="quarter_gradient = None\n",
+                    edited="x = 1\n")
+    read = files.read
+    reads: list[str] = []
+    monkeypatch.setattr(files, "read", lambda path: (reads.append(path), read(path))[1])
+    assert "1 file would migrate" in cli(package, "-j", "1").output
+    assert any(p.endswith("other.py") for p in reads)
+    reads.clear()
+    _tree(package, edited="x = 2\n")  # not the same run again (its record would answer it all)
+    assert "1 file would migrate" in cli(package, "-j", "1").output
+    assert not any(p.endswith("other.py") for p in reads), reads
+    _tree(package, model=calls.replace("quarter_gradient(x)", 'quarter_gradient(x, name="q")'))
+    result = cli(package, "-j", "1")
+    assert _diagnostics(result.output) == {("ops.py:5", "GRL115")}, result.output
+
+
 def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming_that_call(tmp_path):
     """TF1's Defun took `name=` at its calls; the migrated function takes its inputs only. A call
     from another module of the run cannot lose the keyword in this module's rewrite: the Defun

@@ -440,10 +440,8 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     run = facts.Run(paths, list(roots), users, read_facts)
     blocked: dict = {}
 
-    def read_raw(path: str) -> bytes | None:
-        return read(path)[0]
-
-    calls = run.keyword_calls(defining, read_raw) if defining else {}
+    made = run.defun_functions(defining) if defining else {}
+    calls = _keyword_calls(run, made, cache) if made else {}
 
     def slices() -> dict[str, Links]:  # each module's slice of the links, and whether the run star-imports it
         found = run.links(blocked)
@@ -469,6 +467,45 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     return {index[path]: process_file(path, write, want_diff, use_runtime, None, None, links=slice_,
                                       keep_text=keep_text)
             for path, slice_ in links.items() if path in index}
+
+
+def _keyword_calls(run: Any, made: dict[str, set[str]], cache: Cache | None) -> dict[str, tuple]:
+    """``run.keyword_calls(made, ...)``, reading only the files that changed since a run looking
+    for calls of the same functions found none in them (the cache remembers their signatures,
+    settled ones only, as the quiet index does)."""
+    import time
+
+    from .migrator.files import read
+    from .migrator.signatures import settled
+
+    # the same functions, and the same files in the run (an added one can make an import resolve)
+    asked = repr([sorted((p, sorted(n)) for p, n in made.items()), sorted(run.paths)]).encode()
+    key = cache.key(asked, False, "keyword-calls") if cache is not None else ""
+    stored = cache.get_data(key) if cache is not None else None
+    before = stored if isinstance(stored, dict) else {}
+    now: dict = {}
+    read_at: dict = {}  # path -> (absolute path, signature) of a file read, settled when read
+    folders: dict = {}
+    started = time.time_ns()
+
+    def read_raw(path: str) -> bytes | None:
+        where, signed = _signature(path, folders) if cache is not None else (None, None)
+        if signed is not None and before.get(where) == signed:
+            now[where] = signed  # no call there then, and the same bytes now
+            return None
+        if signed is not None and settled(signed, started):
+            read_at[path] = (where, signed)
+        return read(path)[0]
+
+    def passed(path: str) -> None:
+        if path in read_at:
+            where, signed = read_at[path]
+            now[where] = signed
+
+    found = run.keyword_calls(made, read_raw, passed)
+    if cache is not None and now != before:
+        cache.put_data(key, now)
+    return found
 
 
 def explain(code: str) -> str:

@@ -362,6 +362,10 @@ class Run:
         self.users = sorted(users)
         self._read = read
 
+    @property
+    def paths(self) -> list[str]:
+        return self._paths
+
     @functools.cached_property
     def _by_abs(self) -> dict[str, str]:  # made when a module is first looked for (most runs never do)
         return {os.path.abspath(p): p for p in self._paths if p.endswith(".py")}
@@ -540,35 +544,51 @@ class Run:
                     ((), summary) if isinstance(summary, str) else (summary, "")))
         return tuple(found[s] for s in sorted(found))
 
-    def keyword_calls(self, defining: Collection[str], read_raw: Callable[[str], bytes | None]) -> dict[str, tuple]:
-        """path -> the calls (KeywordCall), from the other modules of the run, that pass keywords to a
-        function a Defun of ``path`` makes at module level, for each of ``defining``. A module is
-        parsed only where its bytes spell one of those functions' names."""
+    def defun_functions(self, defining: Collection[str]) -> dict[str, set[str]]:
+        """path -> the functions its Defuns make at module level, for each of ``defining`` with any."""
         made = {path: set(self.of(path).defuns) for path in defining}
-        made = {path: names for path, names in made.items() if names}
+        return {path: names for path, names in made.items() if names}
+
+    def keyword_calls(self, made: Mapping[str, set[str]], read_raw: Callable[[str], bytes | None],
+                      passed: Callable[[str], None] = lambda path: None) -> dict[str, tuple]:
+        """path -> the calls (KeywordCall), from the other modules of the run, that pass keywords to a
+        function ``made[path]`` names (``defun_functions``). A module is parsed only where its bytes
+        spell one of those names, and its module's (``from pkg.ops import f``, ``ops.f``) unless it
+        star-imports; ``read_raw`` gives its bytes (None: not to be looked at); ``passed(path)`` is
+        told of each module read that makes no such call."""
         if not made:
             return {}
-        # a caller spells the function's name, and the module's (`from pkg.ops import f`, `ops.f`)
-        # unless it star-imports it
         names = _Words(set().union(*made.values()))
         stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]) for p in made})
         found: dict[str, list[KeywordCall]] = {}
         for path in self._paths:
             raw = read_raw(path) if path.endswith(".py") and path not in made else None
-            if raw is None or not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
+            if raw is None:
                 continue
-            try:
-                tree = ast.parse(raw)
-            except (SyntaxError, ValueError):
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and node.keywords:
-                    callee = self._callee(path, node.func)
-                    if callee is not None and callee[1] in made.get(callee[0], ()):
-                        keyword = node.keywords[0]
-                        shown = f"{keyword.arg}=" if keyword.arg else "**"
-                        found.setdefault(callee[0], []).append(KeywordCall(callee[1], path, node.lineno, shown))
+            calls = self._keyword_calls_in(path, raw, made, names, stems)
+            for called_in, call in calls:
+                found.setdefault(called_in, []).append(call)
+            if not calls:
+                passed(path)
         return {path: tuple(sorted(calls, key=lambda c: (c.path, c.line))) for path, calls in found.items()}
+
+    def _keyword_calls_in(self, path: str, raw: bytes, made: Mapping[str, set[str]], names: _Words,
+                          stems: _Words) -> list[tuple[str, KeywordCall]]:
+        if not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
+            return []
+        try:
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError):
+            return []
+        out = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.keywords:
+                callee = self._callee(path, node.func)
+                if callee is not None and callee[1] in made.get(callee[0], ()):
+                    keyword = node.keywords[0]
+                    shown = f"{keyword.arg}=" if keyword.arg else "**"
+                    out.append((callee[0], KeywordCall(callee[1], path, node.lineno, shown)))
+        return out
 
     def _callee(self, path: str, func: ast.expr) -> tuple[str, str] | None:
         """(module of the run, name in it) of the function a call in ``path`` calls, where it is an
