@@ -424,6 +424,29 @@ def test_tf2s_other_meaning_for_untouched_code_is_not_blamed_on_the_migration(tm
     assert "code the migration did not change" in v["reason"]
 
 
+def test_a_site_whose_code_names_its_input_shape_is_called_with_that_shape(tmp_path):
+    """Geometry code fails on every shape the verifier tries first: a pose split into two
+    3-vectors needs a last axis of 6, which the module's own `tf.split(..., [3, 3], axis=-1)` says."""
+    (tmp_path / "pose.py").write_text(textwrap.dedent('''\
+        import tensorflow as tf
+        from tensorflow.python.framework import function
+
+
+        def _pose_grad(op, grad):
+            return tf.concat([grad, -0.5 * grad], axis=-1)
+
+
+        @function.Defun(tf.float32, python_grad_func=_pose_grad)
+        def rotated_translation(pose):
+            t, w = tf.split(pose, [3, 3], axis=-1)
+            return t * tf.cos(w)
+        '''))
+    result = cli(tmp_path / "pose.py", "--verify", "--format", "json", "--no-cache")
+    assert result.exit_code == 0, result.output
+    [v] = json.loads(result.stdout)["files"][0]["verification"]
+    assert v["status"] == "verified" and "pose[4,6]" in v["callable"], v
+
+
 @pytest.mark.parametrize("case", ["names_grads_layers_three_modules", "registration_constant_two_modules", "dann"])
 def test_verify_a_repository_whose_modules_import_each_other(tmp_path, case):
     """Project modules load as their definitions and constants (never their script code), those

@@ -318,7 +318,8 @@ def _exercise_way(job: Job, new_text: str, probe: probes.Probe, pool: queue.Queu
     """``_exercise`` from the way of calling ``start`` on: ..., and the way TF1 ran (-1: none)."""
     path = os.path.abspath(job.path)
     roots = [os.path.abspath(r) for r in roots]
-    reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, [list(s) for s in probes.SHAPES], roots,
+    shapes = [list(s) for s in (*probes.SHAPES, *probe.shapes)]
+    reference = _ask(pool, Request(Kind.TF1, path, job.original, probe.entry, shapes, roots,
                                    first_variant=start), timeout)
     if not isinstance(reference, Ran):
         return _unanswered("TF1", reference), _shown(probe.label, None), False, -1

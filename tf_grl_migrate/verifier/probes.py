@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, Optional, Union
 
@@ -313,6 +314,7 @@ class Probe(NamedTuple):
     labels: list  # one per way of calling; "{shape}" stands for the input shape tried
     reason: str | None = None  # set: not verifiable without running anything
     fallbacks: tuple = ()  # per site: its block exercised alone (a Probe), or None, where this cannot run
+    shapes: tuple = ()  # input shapes the module's code names, tried after SHAPES (shape_hints)
 
     @property
     def label(self) -> str:
@@ -355,8 +357,52 @@ def plan(original: str, migrated: str | None, others: Sequence[ast.Module] = ())
                 probes[key][5] |= _declared_integers(call, entry)
                 continue
             probes[key] = [entry, [where], [entered], [alone], _map_keys(call), _declared_integers(call, entry)]
-    return [*(_probe(chain, where, blocks, trees, tree, ops, ints)._replace(fallbacks=tuple(alone))
+    hinted = shape_hints(tree)
+    return [*(_probe(chain, where, blocks, trees, tree, ops, ints)._replace(fallbacks=tuple(alone), shapes=hinted)
               for chain, where, blocks, alone, ops, ints in probes.values()), *loose]
+
+
+def shape_hints(tree: ast.Module) -> tuple:
+    """Input shapes the module's own code asks for, beyond SHAPES: a split along the last axis
+    into sizes (``tf.split(x, [3, 3], axis=-1)``: a last axis of 6), a reshape to fixed trailing
+    dimensions (``tf.reshape(g, [-1, 4, 4])``: a batch of 4x4). Geometry code (a 6-vector pose, a
+    4x4 transform) fails on every shape of SHAPES; these are tried after them."""
+    found: list[list[int]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and len(node.args) >= 2):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        sizes = _integers(node.args[1])
+        if name == "split" and sizes and _last_axis(node):
+            shape = [4, sum(sizes)]
+        elif name == "reshape" and sizes and len(sizes) >= 3 and sizes[0] == -1 and min(sizes[1:]) > 0:
+            shape = [2, *sizes[1:]]
+        else:
+            continue
+        if shape not in found and shape not in SHAPES and math.prod(shape) <= 4096:
+            found.append(shape)
+    return tuple(found[:3])
+
+
+def _integers(node: ast.expr) -> list[int] | None:
+    """The numbers of a list or tuple literal of integers, else None."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+        return None
+    values = []
+    for elt in node.elts:
+        negative = isinstance(elt, ast.UnaryOp) and isinstance(elt.op, ast.USub)
+        value = elt.operand if negative else elt
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            return None
+        values.append(-value.value if negative else value.value)
+    return values
+
+
+def _last_axis(call: ast.Call) -> bool:
+    """Whether a split is along the last axis (``axis=-1``; a third argument of -1)."""
+    axis = next((k.value for k in call.keywords if k.arg == "axis"), call.args[2] if len(call.args) > 2 else None)
+    return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and isinstance(
+        axis.operand, ast.Constant) and axis.operand.value == 1
 
 
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
