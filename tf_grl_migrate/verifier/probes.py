@@ -401,8 +401,7 @@ def _integers(node: ast.expr) -> list[int] | None:
 def _last_axis(call: ast.Call) -> bool:
     """Whether a split is along the last axis (``axis=-1``; a third argument of -1)."""
     axis = next((k.value for k in call.keywords if k.arg == "axis"), call.args[2] if len(call.args) > 2 else None)
-    return isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub) and isinstance(
-        axis.operand, ast.Constant) and axis.operand.value == 1
+    return axis is not None and _integers(ast.List(elts=[axis])) == [-1]
 
 
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
