@@ -391,7 +391,7 @@ def _integers(node: ast.expr) -> list[int] | None:
     values = []
     for elt in node.elts:
         negative = isinstance(elt, ast.UnaryOp) and isinstance(elt.op, ast.USub)
-        value = elt.operand if negative else elt
+        value = elt.operand if isinstance(elt, ast.UnaryOp) and negative else elt
         if not (isinstance(value, ast.Constant) and type(value.value) is int):
             return None
         values.append(-value.value if negative else value.value)
