@@ -294,6 +294,22 @@ def test_calls_of_a_defun_are_looked_for_again_only_in_files_that_changed(tmp_pa
     assert _diagnostics(result.output) == {("ops.py:5", "GRL115")}, result.output
 
 
+def test_a_notebook_calling_a_defun_with_a_keyword_is_named_by_its_cell(tmp_path):
+    import json
+
+    package = _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS)
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["%matplotlib inline\n", "from pkg.ops import quarter_gradient\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["x = 1.0\n", "y = quarter_gradient(x, name='q')\n"]}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook))
+    result = cli(tmp_path, "-j", "1", "--no-cache")
+    assert "train.ipynb:cell 3:2 calls `quarter_gradient` with `name=`" in result.output, result.output
+    assert "0 files would migrate" in result.output
+
+
 def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming_that_call(tmp_path):
     """TF1's Defun took `name=` at its calls; the migrated function takes its inputs only. A call
     from another module of the run cannot lose the keyword in this module's rewrite: the Defun

@@ -438,7 +438,7 @@ TABLE: dict[str, Code] = {
             "imported_refused": _defun("the gradient `{gradient}` ({file}): {why}"),
             "call_keywords": _defun("the call at line {line} passes `{shown}`, which the migrated function cannot "
                                     "take", "pass only its inputs, by position, then migrate again"),
-            "call_keywords_elsewhere": _defun("{file}:{line} calls `{name}` with `{shown}`, which the migrated "
+            "call_keywords_elsewhere": _defun("{where} calls `{name}` with `{shown}`, which the migrated "
                                               "function cannot take", "pass only its inputs there, by position, "
                                               "then migrate again"),
         }),

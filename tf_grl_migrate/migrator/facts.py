@@ -80,6 +80,13 @@ class KeywordCall:
     path: str  # the calling module
     line: int
     shown: str  # the first keyword, as ``name=`` (or ``**``)
+    cell: int | None = None  # in a notebook: the cell (1-based); ``line`` is then the cell's
+
+    @property
+    def where(self) -> str:
+        """``model.py:6``, ``train.ipynb:cell 3:2``: as a diagnostic there is written."""
+        cell = f":cell {self.cell}" if self.cell is not None else ""
+        return f"{os.path.basename(self.path)}{cell}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -562,7 +569,7 @@ class Run:
         stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]) for p in made})
         found: dict[str, list[KeywordCall]] = {}
         for path in self._paths:
-            raw = read_raw(path) if path.endswith(".py") and path not in made else None
+            raw = read_raw(path) if path.endswith((".py", ".ipynb")) and path not in made else None
             if raw is None:
                 continue
             calls = self._keyword_calls_in(path, raw, made, names, stems)
@@ -576,9 +583,16 @@ class Run:
                           stems: _Words) -> list[tuple[str, KeywordCall]]:
         if not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
             return []
+        from . import notebooks
+
+        cells = None
         try:
-            tree = ast.parse(raw)
-        except (SyntaxError, ValueError):
+            if path.endswith(".ipynb"):  # its code cells, as one module (what the run migrates of it)
+                code, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
+                cells = (code, indices)
+                self.facts.setdefault(path, gather(path, code))
+            tree = ast.parse(raw if cells is None else cells[0])
+        except (SyntaxError, ValueError, notebooks.NotebookError):
             return []
         out = []
         for node in ast.walk(tree):
@@ -587,7 +601,8 @@ class Run:
                 if callee is not None and callee[1] in made.get(callee[0], ()):
                     keyword = node.keywords[0]
                     shown = f"{keyword.arg}=" if keyword.arg else "**"
-                    out.append((callee[0], KeywordCall(callee[1], path, node.lineno, shown)))
+                    cell, line = notebooks.cell_of_line(*cells, node.lineno) if cells else (None, node.lineno)
+                    out.append((callee[0], KeywordCall(callee[1], path, line, shown, cell)))
         return out
 
     def _callee(self, path: str, func: ast.expr) -> tuple[str, str] | None:

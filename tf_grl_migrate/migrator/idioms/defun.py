@@ -178,8 +178,7 @@ def _keyword_calls(facts: Facts, site: DefunSite) -> tuple[Refusal | None, list[
     elsewhere = [c for c in facts.links.keyword_calls if c.function == name] if module_level else []
     if elsewhere:  # another module's call: the rewrite of this one cannot drop its keyword
         call = elsewhere[0]
-        return Refusal.of("GRL115", "call_keywords_elsewhere", name=name, shown=call.shown,
-                          file=os.path.basename(call.path), line=call.line), []
+        return Refusal.of("GRL115", "call_keywords_elsewhere", name=name, shown=call.shown, where=call.where), []
     found = []
     for call in facts.of_type(cst.Call):
         if not (isinstance(call.func, cst.Name) and call.func.value == name):
