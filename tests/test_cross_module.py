@@ -297,7 +297,7 @@ def test_calls_of_a_defun_are_looked_for_again_only_in_files_that_changed(tmp_pa
 def test_a_notebook_calling_a_defun_with_a_keyword_is_named_by_its_cell(tmp_path):
     import json
 
-    package = _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS)
+    _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS)
     cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
              {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": ["%matplotlib inline\n", "from pkg.ops import quarter_gradient\n"]},
@@ -364,6 +364,9 @@ def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming
         assert "model.py:6 calls `quarter_gradient` with `name=`" in result.output
         assert "layers.py:5 calls `half_gradient` with `name=`" in result.output
         assert "0 files would migrate" in result.output
+    # a star-import binds the name too
+    _tree(package, model=calls.replace("from pkg.ops import quarter_gradient", "from .ops import *"))
+    assert "model.py:6 calls `quarter_gradient`" in cli(package, "-j", "1", "--no-cache").output
     # calls by position only: both migrate (the calls need no change)
     _tree(package, model=calls.replace(', name=scope + "/quarter"', ""),
           layers=by_attribute.replace(', name="half"', ""))

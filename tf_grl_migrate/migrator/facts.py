@@ -34,12 +34,14 @@ class ModuleFacts:
     grad_refs: list = field(default_factory=list)  # Defun(python_grad_func=NAME | m.NAME): the targets
     gradients: dict = field(default_factory=dict)  # module-level def -> (op reads) or why it is no (op, *grads)
     defuns: list = field(default_factory=list)  # module-level functions a Defun makes (`f = Defun(...)(g)`)
+    stars: list = field(default_factory=list)  # (module spelling, level) of each `from m import *`
 
 
 def to_json(facts: ModuleFacts) -> dict:
     return {"registrations": facts.registrations, "constants": facts.constants, "modules": facts.modules,
             "from_names": facts.from_names, "uses": facts.uses, "bound_twice": sorted(facts.bound_twice),
-            "grad_refs": facts.grad_refs, "gradients": facts.gradients, "defuns": facts.defuns}
+            "grad_refs": facts.grad_refs, "gradients": facts.gradients, "defuns": facts.defuns,
+            "stars": facts.stars}
 
 
 def from_json(path: str, data: dict) -> ModuleFacts:
@@ -48,7 +50,8 @@ def from_json(path: str, data: dict) -> ModuleFacts:
         {k: tuple(v) for k, v in data["modules"].items()}, {k: tuple(v) for k, v in data["from_names"].items()},
         [(op, spelling, tuple(target)) for op, spelling, target in data["uses"]], set(data["bound_twice"]),
         [tuple(t) for t in data["grad_refs"]],
-        {k: v if isinstance(v, str) else tuple(v) for k, v in data["gradients"].items()}, list(data["defuns"]))
+        {k: v if isinstance(v, str) else tuple(v) for k, v in data["gradients"].items()}, list(data["defuns"]),
+        [tuple(star) for star in data["stars"]])
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,8 @@ def _imported(facts: ModuleFacts, stmt: ast.Import | ast.ImportFrom) -> None:
         for alias in stmt.names:
             if alias.name != "*":
                 facts.from_names[alias.asname or alias.name] = (stmt.module or "", stmt.level, alias.name)
+            else:
+                facts.stars.append((stmt.module or "", stmt.level))
 
 
 def _call(facts: ModuleFacts, node: ast.Call, source: str) -> None:
@@ -605,11 +610,23 @@ class Run:
                     out.append((callee[0], KeywordCall(callee[1], path, line, shown, cell)))
         return out
 
+    def _star_imported(self, path: str, name: str) -> tuple[str, str] | None:
+        """(the module of the run, ``name``) where ``path`` binds ``name`` only by a star-import of a
+        module of the run that makes it with a Defun (the last such import wins, as in Python)."""
+        facts = self.of(path)
+        if name in facts.modules or name in facts.gradients or name in facts.constants:
+            return None
+        for module, level in reversed(facts.stars):
+            other = self.module_path(path, module, level)
+            if other is not None and name in self.of(other).defuns:
+                return other, name
+        return None
+
     def _callee(self, path: str, func: ast.expr) -> tuple[str, str] | None:
         """(module of the run, name in it) of the function a call in ``path`` calls, where it is an
         import's (``f``, ``m.f``, ``pkg.m.f``), following re-exports; else None."""
         if isinstance(func, ast.Name):
-            origin = self._from_import(path, func.id)
+            origin = self._from_import(path, func.id) or self._star_imported(path, func.id)
         elif isinstance(func, ast.Attribute) and (base := _dotted(func.value)) is not None:
             other = self._module_bound(path, base)
             origin = (other, func.attr) if other is not None else None
