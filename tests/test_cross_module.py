@@ -364,6 +364,11 @@ def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming
         assert "model.py:6 calls `quarter_gradient` with `name=`" in result.output
         assert "layers.py:5 calls `half_gradient` with `name=`" in result.output
         assert "0 files would migrate" in result.output
+    # a read of the function object's attributes, TF1's only
+    _tree(package, model=calls.replace('quarter_gradient(tf.tanh(x), name=scope + "/quarter")',
+                                       "tf.compat.v1.get_default_graph()._add_function(quarter_gradient.definition)"))
+    result = cli(package, "-j", "1", "--no-cache")
+    assert "model.py:6 reads `quarter_gradient.definition`, an attribute of TF1's function object" in result.output
     # a star-import binds the name too
     _tree(package, model=calls.replace("from pkg.ops import quarter_gradient", "from .ops import *"))
     assert "model.py:6 calls `quarter_gradient`" in cli(package, "-j", "1", "--no-cache").output

@@ -441,12 +441,12 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     blocked: dict = {}
 
     made = run.defun_functions(defining) if defining else {}
-    calls = _keyword_calls(run, made, cache) if made else {}
+    calls = _foreign_uses(run, made, cache) if made else {}
 
     def slices() -> dict[str, Links]:  # each module's slice of the links, and whether the run star-imports it
         found = run.links(blocked)
-        for path, keyword_calls in calls.items():
-            found[path] = dataclasses.replace(found.get(path, facts.Links()), keyword_calls=keyword_calls)
+        for path, uses in calls.items():
+            found[path] = dataclasses.replace(found.get(path, facts.Links()), foreign_uses=uses)
         return {path: dataclasses.replace(slice_, star_imported=path in starred) for path, slice_ in found.items()}
 
     links = slices()
@@ -469,8 +469,8 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
             for path, slice_ in links.items() if path in index}
 
 
-def _keyword_calls(run: Any, made: dict[str, set[str]], cache: Cache | None) -> dict[str, tuple]:
-    """``run.keyword_calls(made, ...)``, reading only the files that changed since a run looking
+def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None) -> dict[str, tuple]:
+    """``run.foreign_uses(made, ...)``, reading only the files that changed since a run looking
     for calls of the same functions found none in them (the cache remembers their signatures,
     settled ones only, as the quiet index does)."""
     import time
@@ -480,7 +480,7 @@ def _keyword_calls(run: Any, made: dict[str, set[str]], cache: Cache | None) -> 
 
     # the same functions, and the same files in the run (an added one can make an import resolve)
     asked = repr([sorted((p, sorted(n)) for p, n in made.items()), sorted(run.paths)]).encode()
-    key = cache.key(asked, False, "keyword-calls") if cache is not None else ""
+    key = cache.key(asked, False, "defun-uses") if cache is not None else ""
     stored = cache.get_data(key) if cache is not None else None
     before = stored if isinstance(stored, dict) else {}
     now: dict = {}
@@ -502,7 +502,7 @@ def _keyword_calls(run: Any, made: dict[str, set[str]], cache: Cache | None) -> 
             where, signed = read_at[path]
             now[where] = signed
 
-    found = run.keyword_calls(made, read_raw, passed)
+    found = run.foreign_uses(made, read_raw, passed)
     if cache is not None and now != before:
         cache.put_data(key, now)
     return found

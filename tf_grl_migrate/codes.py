@@ -438,6 +438,8 @@ TABLE: dict[str, Code] = {
             "imported_refused": _defun("the gradient `{gradient}` ({file}): {why}"),
             "call_keywords": _defun("the call at line {line} passes `{shown}`, which the migrated function cannot "
                                     "take", "pass only its inputs, by position, then migrate again"),
+            "attribute_read_elsewhere": _defun("{where} reads `{attribute}`, an attribute of TF1's function object, "
+                                               "which a TF2 function does not have"),
             "call_keywords_elsewhere": _defun("{where} calls `{name}` with `{shown}`, which the migrated "
                                               "function cannot take", "pass only its inputs there, by position, "
                                               "then migrate again"),

@@ -76,14 +76,16 @@ class DefunGradient:
 
 
 @dataclass(frozen=True)
-class KeywordCall:
-    """A call, in another module of the run, of a function a Defun of this module makes, passing a
-    keyword (TF1's Defun took ``name=``; a migrated function takes its inputs only)."""
+class ForeignUse:
+    """A use, in another module of the run, of a function a Defun of this module makes, that only
+    TF1's function object takes: a call passing a keyword (TF1's Defun took ``name=``; a migrated
+    function takes its inputs only), or a read of one of its attributes (``f.name``)."""
     function: str
-    path: str  # the calling module
+    path: str  # the using module
     line: int
-    shown: str  # the first keyword, as ``name=`` (or ``**``)
+    shown: str  # the call's first keyword, as ``name=`` (or ``**``); the attribute read, as ``f.name``
     cell: int | None = None  # in a notebook: the cell (1-based); ``line`` is then the cell's
+    attribute: bool = False  # an attribute read, not a call
 
     @property
     def where(self) -> str:
@@ -108,7 +110,7 @@ class Links:
     exports: tuple = ()
     star_imported: bool = False  # another module of the run does `from this_module import *`
     gradients: tuple = ()  # DefunGradient: Defun gradients imported from another module of the run
-    keyword_calls: tuple = ()  # KeywordCall: calls from other modules of the run passing keywords to its Defuns
+    foreign_uses: tuple = ()  # ForeignUse: other modules of the run passing keywords to its Defuns, reading them
 
     def key(self) -> str:
         return repr(self)
@@ -117,7 +119,7 @@ class Links:
     def only_star_imported(self) -> bool:
         """Star-imported and linked no other way: the result depends on the module's bytes and
         that one fact, so it may be screened and cached (under a key of its own)."""
-        return self.star_imported and not (self.externals or self.exports or self.gradients or self.keyword_calls)
+        return self.star_imported and not (self.externals or self.exports or self.gradients or self.foreign_uses)
 
 
 def gather(path: str, source: str) -> ModuleFacts | None:
@@ -561,31 +563,31 @@ class Run:
         made = {path: set(self.of(path).defuns) for path in defining}
         return {path: names for path, names in made.items() if names}
 
-    def keyword_calls(self, made: Mapping[str, set[str]], read_raw: Callable[[str], bytes | None],
+    def foreign_uses(self, made: Mapping[str, set[str]], read_raw: Callable[[str], bytes | None],
                       passed: Callable[[str], None] = lambda path: None) -> dict[str, tuple]:
-        """path -> the calls (KeywordCall), from the other modules of the run, that pass keywords to a
-        function ``made[path]`` names (``defun_functions``). A module is parsed only where its bytes
-        spell one of those names, and its module's (``from pkg.ops import f``, ``ops.f``) unless it
-        star-imports; ``read_raw`` gives its bytes (None: not to be looked at); ``passed(path)`` is
-        told of each module read that makes no such call."""
+        """path -> the uses (ForeignUse), in the other modules of the run, of a function
+        ``made[path]`` names (``defun_functions``) that only TF1's function object takes. A module
+        is parsed only where its bytes spell one of those names, and its module's (``from pkg.ops
+        import f``, ``ops.f``) unless it star-imports; ``read_raw`` gives its bytes (None: not to be
+        looked at); ``passed(path)`` is told of each module read that makes no such use."""
         if not made:
             return {}
         names = _Words(set().union(*made.values()))
         stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]) for p in made})
-        found: dict[str, list[KeywordCall]] = {}
+        found: dict[str, list[ForeignUse]] = {}
         for path in self._paths:
             raw = read_raw(path) if path.endswith((".py", ".ipynb")) and path not in made else None
             if raw is None:
                 continue
-            calls = self._keyword_calls_in(path, raw, made, names, stems)
-            for called_in, call in calls:
-                found.setdefault(called_in, []).append(call)
-            if not calls:
+            uses = self._foreign_uses_in(path, raw, made, names, stems)
+            for made_in, use in uses:
+                found.setdefault(made_in, []).append(use)
+            if not uses:
                 passed(path)
-        return {path: tuple(sorted(calls, key=lambda c: (c.path, c.line))) for path, calls in found.items()}
+        return {path: tuple(sorted(uses, key=lambda u: (u.path, u.cell or 0, u.line))) for path, uses in found.items()}
 
-    def _keyword_calls_in(self, path: str, raw: bytes, made: Mapping[str, set[str]], names: _Words,
-                          stems: _Words) -> list[tuple[str, KeywordCall]]:
+    def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]], names: _Words,
+                         stems: _Words) -> list[tuple[str, ForeignUse]]:
         if not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
             return []
         from . import notebooks
@@ -602,12 +604,18 @@ class Run:
         out = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and node.keywords:
-                callee = self._callee(path, node.func)
-                if callee is not None and callee[1] in made.get(callee[0], ()):
-                    keyword = node.keywords[0]
-                    shown = f"{keyword.arg}=" if keyword.arg else "**"
-                    cell, line = notebooks.cell_of_line(*cells, node.lineno) if cells else (None, node.lineno)
-                    out.append((callee[0], KeywordCall(callee[1], path, line, shown, cell)))
+                used, keyword = node.func, node.keywords[0]
+                shown = f"{keyword.arg}=" if keyword.arg else "**"
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                used, shown = node.value, node.attr
+            else:
+                continue
+            callee = self._callee(path, used)
+            if callee is not None and callee[1] in made.get(callee[0], ()):
+                cell, line = notebooks.cell_of_line(*cells, node.lineno) if cells else (None, node.lineno)
+                attribute = isinstance(node, ast.Attribute)
+                shown = f"{ast.unparse(used)}.{shown}" if attribute else shown
+                out.append((callee[0], ForeignUse(callee[1], path, line, shown, cell, attribute)))
         return out
 
     def _star_imported(self, path: str, name: str) -> tuple[str, str] | None:

@@ -175,10 +175,12 @@ def _keyword_calls(facts: Facts, site: DefunSite) -> tuple[Refusal | None, list[
     keyword, ``**``, a name computed by a call, or one that may call another function of that name."""
     name = _name(site)
     module_level = isinstance(facts.parent(site.fdef if site.fdef is not None else site.stmt), cst.Module)
-    elsewhere = [c for c in facts.links.keyword_calls if c.function == name] if module_level else []
-    if elsewhere:  # another module's call: the rewrite of this one cannot drop its keyword
-        call = elsewhere[0]
-        return Refusal.of("GRL115", "call_keywords_elsewhere", name=name, shown=call.shown, where=call.where), []
+    elsewhere = [c for c in facts.links.foreign_uses if c.function == name] if module_level else []
+    if elsewhere:  # another module's use: the rewrite of this one cannot change it
+        use = elsewhere[0]
+        if use.attribute:
+            return Refusal.of("GRL115", "attribute_read_elsewhere", where=use.where, attribute=use.shown), []
+        return Refusal.of("GRL115", "call_keywords_elsewhere", name=name, shown=use.shown, where=use.where), []
     found = []
     for call in facts.of_type(cst.Call):
         if not (isinstance(call.func, cst.Name) and call.func.value == name):
