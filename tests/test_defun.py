@@ -21,6 +21,43 @@ def test_a_defun_without_a_gradient_is_kept_with_a_note_saying_tf2_runs_it_only_
     assert "@tf.function" in result.diagnostics[0].message
 
 
+def test_a_defun_without_a_gradient_is_no_override_whatever_its_form():
+    """No python_grad_func=, no grad_func=, no `**` that could hold one: not an override, so the
+    forms the tool refuses for a Defun with a gradient (rebinding its own name, built in a loop,
+    keywords the tool does not know, parameters a Defun never passes) are noted, not refused."""
+    source = HEAD + textwrap.dedent('''\
+        def loop(cond, body, loop_in, dtypes):
+            cond = function.Defun(*dtypes)(cond)
+            body = function.Defun(*dtypes)(body)
+            return cond, body
+
+
+        def per_layer(layers):
+            for layer in layers:
+                layer.fn = function.Defun(tf.float32)(layer.fn)
+
+
+        @function.Defun(capture_by_value=True)
+        def make_dataset():
+            return tf.constant(1.0)
+
+
+        @function.Defun(tf.float32)
+        def scaled(x, *, scale=2.0):
+            return x * scale
+
+
+        def read(**options):
+            return function.Defun(tf.float32, **options)(tf.identity)
+        ''')
+    result = migrate_code(source)
+    assert result.code == source
+    said = [(d.code, d.message.split(" is a Defun")[0]) for d in result.diagnostics]
+    assert said[:5] == [("GRL205", "note: `cond`"), ("GRL205", "note: `body`"), ("GRL205", "note: `layer.fn`"),
+                        ("GRL205", "note: `make_dataset`"), ("GRL205", "note: `scaled`")], said
+    assert said[5][0] == "GRL115" and len(said) == 6  # `**options` may hold a python_grad_func
+
+
 def test_a_migrated_defun_says_what_it_dropped_and_why():
     source = HEAD + textwrap.dedent('''\
         @function.Defun(tf.float32, python_grad_func=lambda op, dy: -dy, func_name="Flip", noinline=True,

@@ -106,6 +106,7 @@ class DefunSite:
     grad_defun: DefunSite | None = None  # grad_func's Defun
     reads_op: set[str] = field(default_factory=set)  # "inputs", "outputs": what the gradient reads of op
     dropped: list[str] = field(default_factory=list)  # the keywords TF2 has no use for (DROPPED)
+    shown: str = ""  # what a Defun without a gradient makes, as its note names it (where _name cannot)
     named_calls: list = field(default_factory=list)  # calls of the function passing `name=` (dropped)
     gradient_of: DefunSite | None = None  # this Defun is another's grad_func
     refusal: Refusal | None = None
@@ -154,6 +155,10 @@ def gather(facts: Facts) -> Gathered:
     for site, refusal in sites:  # each record filled from what its checks found, before it is handed on
         found.own.append(site)
         site.gradient_of = gradient_of.get(site)
+        if site.gradient_of is None and not any(a.star == "**" or (a.keyword is not None and a.keyword.value in
+                                                                   _GRADIENTS) for a in site.call.args):
+            site.shown = site.shown or _made_name(facts, site)
+            continue  # no gradient of its own, so no override, whatever its form: kept with a note (finish)
         if refusal is None:
             refusal, given = _arguments(facts, site, by_def)
             site.dropped, site.grad_defun, site.gradient, site.gradient_def, site.reads_op = (
@@ -167,6 +172,18 @@ def gather(facts: Facts) -> Gathered:
         if other is not None and not _refused(found, site) and _refused(found, other):
             found.verdicts.append((site, Refusal.of("GRL115", "grad_func_refused", name=_name(other))))
     return found
+
+
+def _made_name(facts: Facts, site: DefunSite) -> str:
+    """What a Defun the tool does not convert makes, for its note: the def it decorates, the name
+    ``Defun(...)(f)`` is bound to, else the Defun call itself."""
+    parent = facts.parent(site.call)
+    if isinstance(parent, cst.Decorator) and isinstance(owner := facts.parent(parent), (cst.FunctionDef, cst.ClassDef)):
+        return owner.name.value
+    assign = facts.parent(parent) if isinstance(parent, cst.Call) and parent.func is site.call else None
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+        return code_of(assign.targets[0].target)
+    return f"{code_of(site.call.func)}(...)"
 
 
 def _keyword_calls(facts: Facts, site: DefunSite) -> tuple[Refusal | None, list[cst.Call]]:
@@ -427,7 +444,7 @@ def finish(facts: Facts) -> list[Diagnostic]:
         if site.refusal is not None:
             said.append(site.refusal.diagnostic(where))
         elif site.gradient is None and site.grad_defun is None and site.gradient_of is None:
-            said.append(Diagnostic.said(where, "GRL205", "no_gradient", name=_name(site)))
+            said.append(Diagnostic.said(where, "GRL205", "no_gradient", name=site.shown or _name(site)))
         elif site.gradient_of is None:
             dropped = ["the declared input types (TF2 takes the inputs' own dtypes; pass tensors of the declared "
                        "types)"] + [f"{k}= ({DROPPED[k]})" for k in site.dropped]
