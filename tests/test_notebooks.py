@@ -98,6 +98,20 @@ def test_invalid_json_is_a_reported_failure(tmp_path):
     assert "GRL901" in result.stderr
 
 
+SCRIPT = "import tensorflow as tf\ng = tf.get_default_graph()  # its gradient_override_map below\n"
+
+
+@pytest.mark.parametrize("text", [SCRIPT, "\n# coding: utf-8\n\n# In[1]:\n\n\n" + SCRIPT + "\n\n# In[ ]:\n\n\n"
+                                  "    misindented = 1\n"], ids=["parses", "nbconvert-marks"])
+def test_a_notebook_exported_as_a_script_is_told_to_be_renamed(tmp_path, text):
+    """`jupyter nbconvert --to script` output kept under .ipynb: Python, not JSON. Said so, with
+    the one thing to do (a cell that does not parse still has its `# In[ ]:` marks)."""
+    (tmp_path / "exported.ipynb").write_text(text)
+    result = run(tmp_path)
+    assert result.exit_code == 123
+    assert "GRL901 this .ipynb holds Python source" in result.stderr and "rename it to .py" in result.stderr
+
+
 def _other_writer(path, newline="\n"):
     """A notebook as other tools write it: indent 2, keys unsorted, sources as one string, ASCII escapes."""
     nb = {"nbformat": 4, "nbformat_minor": 0, "metadata": {"colab": {"name": "dann.ipynb"}},

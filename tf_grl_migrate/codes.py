@@ -616,6 +616,8 @@ TABLE: dict[str, Code] = {
             "cannot_read": Message("cannot read: {error}"),
             "cannot_decode": Message("cannot decode: {error}"),
             "notebook": Message("cannot read notebook: {error}"),
+            "script_notebook": Message("this .ipynb holds Python source, not a notebook's JSON (a notebook exported as "
+                                       "a script): rename it to .py, then migrate again"),
             "port": _PORT,
         }),
     "GRL902": Code(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import re
@@ -363,7 +364,9 @@ def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_r
         text = raw.decode("utf-8")
         nb = notebooks.load(text)
     except (UnicodeDecodeError, notebooks.NotebookError) as exc:
-        report.diagnostics.append(Diagnostic.said((1, 1), "GRL901", "notebook", error=exc))
+        script = isinstance(exc, notebooks.NotebookError) and _is_python(text)
+        report.diagnostics.append(Diagnostic.said((1, 1), "GRL901", "script_notebook") if script else
+                                  Diagnostic.said((1, 1), "GRL901", "notebook", error=exc))
         return report
     glued, indices, skipped, magics = notebooks.glue(nb)
     report.diagnostics.extend(skipped)
@@ -393,6 +396,23 @@ def _process_notebook(path: str, raw: bytes, write: bool, want_diff: bool, use_r
     if write and changed:
         _write(report, path, data, raw)
     return report
+
+
+_CELL_MARK = re.compile(r"^# In\[[ \d]*\]:[ \t]*$", re.MULTILINE)  # a cell of `jupyter nbconvert --to script`
+
+
+def _is_python(text: str) -> bool:
+    """Whether a text that is no JSON object is Python source: ``jupyter nbconvert --to script``'s
+    output (its ``# In[3]:`` lines), or a text that parses as Python."""
+    if text.lstrip().startswith("{"):
+        return False
+    if _CELL_MARK.search(text):
+        return True
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 class FileChangedError(Exception):
