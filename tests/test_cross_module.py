@@ -272,13 +272,14 @@ def quarter_gradient(x):
 
 
 def test_calls_of_a_defun_are_looked_for_again_only_in_files_that_changed(tmp_path, monkeypatch):
-    """The look for keyword calls reads every module of the run; a run over the same functions
-    and files reads again only those whose signature changed since one found no call there."""
+    """The look for uses reads every module of the run; a run over the same functions and files
+    reads again only those whose signature changed since their bytes ruled a use out (spelling
+    none of the names), and those that spell one (a use depends on other modules' imports too)."""
     from tf_grl_migrate.migrator import files, signatures
 
     monkeypatch.setattr(signatures, "RACY_NS", 0)  # the files were just written
     calls = "from pkg.ops import quarter_gradient\n\n\ndef damped(x):\n    return quarter_gradient(x)\n"
-    package = _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS, model=calls, other="quarter_gradient = None\n",
+    package = _tree(tmp_path / "pkg", __init__="", ops=DEFUN_OPS, model=calls, other="quarter = None\n",
                     edited="x = 1\n")
     read = files.read
     reads: list[str] = []
@@ -369,6 +370,11 @@ def test_a_defun_another_module_calls_with_a_keyword_stays_with_a_refusal_naming
                                        "tf.compat.v1.get_default_graph()._add_function(quarter_gradient.definition)"))
     result = cli(package, "-j", "1", "--no-cache")
     assert "model.py:6 reads `quarter_gradient.definition`, an attribute of TF1's function object" in result.output
+    # the package re-exports it (the caller spells neither ops nor anything of it but the name)
+    _tree(package, __init__="from .ops import quarter_gradient\n",
+          model=calls.replace("from pkg.ops import quarter_gradient", "from pkg import quarter_gradient"))
+    assert "model.py:6 calls `quarter_gradient`" in cli(package, "-j", "1", "--no-cache").output
+    _tree(package, __init__="")
     # a star-import binds the name too
     _tree(package, model=calls.replace("from pkg.ops import quarter_gradient", "from .ops import *"))
     assert "model.py:6 calls `quarter_gradient`" in cli(package, "-j", "1", "--no-cache").output

@@ -403,8 +403,9 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     those are blocked and the round runs again, until nothing new is blocked. Only then are the
     files written. Empty for a run without such links (each module's facts come from the result
     cache when its bytes were seen before). A module whose Defuns make functions another module
-    calls with keywords is linked too, so that it hears of those calls. ``wanted``: the modules
-    the run may change (None: all); only those are looked at for such calls."""
+    uses as only TF1's function object can be used (facts.ForeignUse) is linked too, so that it
+    hears of those uses. ``wanted``: the modules the run may change (None: all); only those are
+    looked at for such uses."""
     from .migrator.facts import MODULE_LEVEL_DEFUN
     from .migrator.precheck import may_link
 
@@ -471,8 +472,8 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
 
 def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None) -> dict[str, tuple]:
     """``run.foreign_uses(made, ...)``, reading only the files that changed since a run looking
-    for calls of the same functions found none in them (the cache remembers their signatures,
-    settled ones only, as the quiet index does)."""
+    for uses of the same functions found that their bytes rule one out (the cache remembers their
+    signatures, settled ones only, as the quiet index does)."""
     import time
 
     from .migrator.files import read
@@ -491,7 +492,7 @@ def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None) -> d
     def read_raw(path: str) -> bytes | None:
         where, signed = _signature(path, folders) if cache is not None else (None, None)
         if signed is not None and before.get(where) == signed:
-            now[where] = signed  # no call there then, and the same bytes now
+            now[where] = signed  # its bytes ruled a use out then, and they are the same now
             return None
         if signed is not None and settled(signed, started):
             read_at[path] = (where, signed)

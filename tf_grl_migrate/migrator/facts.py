@@ -567,29 +567,26 @@ class Run:
                       passed: Callable[[str], None] = lambda path: None) -> dict[str, tuple]:
         """path -> the uses (ForeignUse), in the other modules of the run, of a function
         ``made[path]`` names (``defun_functions``) that only TF1's function object takes. A module
-        is parsed only where its bytes spell one of those names, and its module's (``from pkg.ops
-        import f``, ``ops.f``) unless it star-imports; ``read_raw`` gives its bytes (None: not to be
-        looked at); ``passed(path)`` is told of each module read that makes no such use."""
+        is parsed only where its bytes spell one of those names (every use does: ``f(...)``,
+        ``ops.f``, the import of a re-export); ``read_raw`` gives its bytes (None: not to be looked
+        at); ``passed(path)`` is told of each module read whose bytes alone rule a use out
+        (what else a use depends on, the imports of other modules, may change while they do not)."""
         if not made:
             return {}
         names = _Words(set().union(*made.values()))
-        stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]) for p in made})
         found: dict[str, list[ForeignUse]] = {}
         for path in self._paths:
             raw = read_raw(path) if path.endswith((".py", ".ipynb")) and path not in made else None
             if raw is None:
                 continue
-            uses = self._foreign_uses_in(path, raw, made, names, stems)
-            for made_in, use in uses:
+            if not names.in_(raw):
+                passed(path)  # its bytes alone say so: a use spells the name (`f(...)`, `m.f`, an import)
+                continue
+            for made_in, use in self._foreign_uses_in(path, raw, made):
                 found.setdefault(made_in, []).append(use)
-            if not uses:
-                passed(path)
         return {path: tuple(sorted(uses, key=lambda u: (u.path, u.cell or 0, u.line))) for path, uses in found.items()}
 
-    def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]], names: _Words,
-                         stems: _Words) -> list[tuple[str, ForeignUse]]:
-        if not (stems.in_(raw) or STAR_IMPORT.search(raw)) or not names.in_(raw):
-            return []
+    def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]]) -> list[tuple[str, ForeignUse]]:
         from . import notebooks
 
         cells = None
