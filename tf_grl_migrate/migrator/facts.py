@@ -266,6 +266,22 @@ def _target(node: ast.expr) -> Target | None:
     return None
 
 
+class _Reach:
+    """Whether a module's bytes may import from one of some modules: they spell one's name (the
+    file's stem, a package's folder), or hold a relative import and sit in line with one's folder."""
+
+    def __init__(self, modules: Collection[str]):
+        self.stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3])
+                             for p in modules})
+        self.folders = {os.path.dirname(os.path.abspath(p)) for p in modules}
+
+    def may(self, path: str, raw: bytes) -> bool:
+        if self.stems.in_(raw):
+            return True
+        here = os.path.dirname(os.path.abspath(path))
+        return _RELATIVE.search(raw) is not None and any(_in_line(here, folder) for folder in self.folders)
+
+
 class _Words:
     """Whether bytes hold one of some words as a whole word: each looked for as plain bytes first
     (a regex alternation of many words is a hundred times slower over a tree's sources)."""
@@ -566,24 +582,44 @@ class Run:
     def foreign_uses(self, made: Mapping[str, set[str]], read_raw: Callable[[str], bytes | None],
                       passed: Callable[[str], None] = lambda path: None) -> dict[str, tuple]:
         """path -> the uses (ForeignUse), in the other modules of the run, of a function
-        ``made[path]`` names (``defun_functions``) that only TF1's function object takes. A module
-        is parsed only where its bytes spell one of those names (every use does: ``f(...)``,
-        ``ops.f``, the import of a re-export); ``read_raw`` gives its bytes (None: not to be looked
-        at); ``passed(path)`` is told of each module read whose bytes alone rule a use out
-        (what else a use depends on, the imports of other modules, may change while they do not)."""
+        ``made[path]`` names (``defun_functions``) that only TF1's function object takes.
+        ``read_raw`` gives a module's bytes (None: not to be looked at); ``passed(path)`` is told
+        of each module read whose bytes alone rule a use out (one spelling a name may gain a use
+        when another module's imports change).
+
+        A module is parsed only where its bytes spell one of those names (every use does: ``f(...)``,
+        ``ops.f``, the import of a re-export) and can reach a module that has them: they spell its
+        name (``ops`` of ``pkg/ops.py``, ``pkg`` of ``pkg/__init__.py``), or a relative import
+        (``from . import *``) within its folders. Those modules are the Defuns' own, then those
+        that import one of the functions from them (a re-export, under the same name)."""
         if not made:
             return {}
-        names = _Words(set().union(*made.values()))
-        found: dict[str, list[ForeignUse]] = {}
+        names = set().union(*made.values())
+        spelt = _Words(names)
+        spelling = []  # (path, bytes) of the modules that spell a name: few, kept until they are placed
         for path in self._paths:
             raw = read_raw(path) if path.endswith((".py", ".ipynb")) and path not in made else None
             if raw is None:
                 continue
-            if not names.in_(raw):
-                passed(path)  # its bytes alone say so: a use spells the name (`f(...)`, `m.f`, an import)
-                continue
-            for made_in, use in self._foreign_uses_in(path, raw, made):
-                found.setdefault(made_in, []).append(use)
+            if spelt.in_(raw):
+                spelling.append((path, raw))
+            else:
+                passed(path)  # no use can be spelt there
+        found: dict[str, list[ForeignUse]] = {}
+        having = set(made)  # the modules a use must import from: grows by the re-exports found
+        while spelling:
+            reach = _Reach(having)
+            now = [(path, raw) for path, raw in spelling if reach.may(path, raw)]
+            if not now:
+                break
+            spelling = [item for item in spelling if item not in now]
+            for path, raw in now:
+                for made_in, use in self._foreign_uses_in(path, raw, made):
+                    found.setdefault(made_in, []).append(use)
+                facts = self.of(path)
+                if any(name in names and self.module_path(path, module, level) in having
+                       for module, level, name in facts.from_names.values()):
+                    having.add(path)
         return {path: tuple(sorted(uses, key=lambda u: (u.path, u.cell or 0, u.line))) for path, uses in found.items()}
 
     def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]]) -> list[tuple[str, ForeignUse]]:
@@ -598,12 +634,21 @@ class Run:
             tree = ast.parse(raw if cells is None else cells[0])
         except (SyntaxError, ValueError, notebooks.NotebookError):
             return []
+        names = set().union(*made.values())
+        # what the functions are called here: their names, and the names `from m import f as g` binds
+        spelt = names | {a.asname for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+                         if a.name in names and a.asname}
+
+        def named(expr: ast.expr) -> bool:  # `f`, `m.f`: only such an expression is resolved (a file has many)
+            return expr.id in spelt if isinstance(expr, ast.Name) else isinstance(expr, ast.Attribute) and (
+                expr.attr in names)
+
         out = []
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.keywords:
+            if isinstance(node, ast.Call) and node.keywords and named(node.func):
                 used, keyword = node.func, node.keywords[0]
                 shown = f"{keyword.arg}=" if keyword.arg else "**"
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            elif isinstance(node, ast.Attribute) and named(node.value):
                 used, shown = node.value, node.attr
             else:
                 continue
