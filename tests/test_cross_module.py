@@ -295,6 +295,17 @@ def test_calls_of_a_defun_are_looked_for_again_only_in_files_that_changed(tmp_pa
     assert _diagnostics(result.output) == {("ops.py:5", "GRL115")}, result.output
 
 
+def test_a_use_reached_by_a_relative_star_import_of_the_package_is_found(tmp_path):
+    """The Defun in the package's __init__.py, its use in a module of the package that spells
+    no module name (`from . import *`): reached by the relative import."""
+    calls = "from . import *\n\n\ndef damped(x):\n    return quarter_gradient(x, name='q')\n"
+    package = _tree(tmp_path / "pkg", __init__=DEFUN_OPS, model=calls)
+    _tree(tmp_path / "elsewhere", __init__="", model=calls)  # a relative import that cannot reach it
+    result = cli(tmp_path, "-j", "1", "--no-cache")
+    assert "pkg/__init__.py:5:2: GRL115 model.py:5 calls `quarter_gradient`" in result.output.replace(
+        str(package.parent) + "/", ""), result.output
+
+
 def test_a_notebook_calling_a_defun_with_a_keyword_is_named_by_its_cell(tmp_path):
     import json
 
