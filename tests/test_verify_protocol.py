@@ -244,3 +244,21 @@ def test_the_fallback_notice_names_every_gap_not_only_network_and_processes():
     assert "Unix sockets" in line and "network" not in line and "seccomp: EINVAL" in line
     _Worker.hello = {"isolation": {"namespaces": True, "why": None, "socket_filter": True}}
     assert isolation_line([_Worker()]) is None
+
+
+def test_shape_hints_are_the_shapes_the_modules_code_names():
+    """After SHAPES, the verifier tries what a module's code asks for: a last axis split into
+    sizes, fixed trailing dimensions of a reshape, a batch of square matrices for a rank-3
+    transpose; none twice, none already in SHAPES, nothing from a computed size."""
+    import ast
+
+    tree = ast.parse(
+        "def f(x, n):\n"
+        "    a, b = tf.split(x, [3, 3], axis=-1)\n"
+        "    c, d = tf.split(x, [1, 2], -1)\n"  # [4, 3]: in SHAPES already
+        "    e, f = tf.split(x, [n, 3], axis=-1)\n"  # computed: nothing
+        "    g = tf.split(x, [2, 2], axis=0)\n"  # not the last axis: nothing
+        "    h = tf.reshape(x, [-1, 4, 4])\n"
+        "    u = tf.transpose(h, [0, 2, 1])\n"
+        "    return tf.reshape(a, [-1, 4, 4]), u\n")
+    assert probes.shape_hints(tree) == ([4, 6], [2, 4, 4], [2, 3, 3])

@@ -365,8 +365,10 @@ def plan(original: str, migrated: str | None, others: Sequence[ast.Module] = ())
 def shape_hints(tree: ast.Module) -> tuple:
     """Input shapes the module's own code asks for, beyond SHAPES: a split along the last axis
     into sizes (``tf.split(x, [3, 3], axis=-1)``: a last axis of 6), a reshape to fixed trailing
-    dimensions (``tf.reshape(g, [-1, 4, 4])``: a batch of 4x4). Geometry code (a 6-vector pose, a
-    4x4 transform) fails on every shape of SHAPES; these are tried after them."""
+    dimensions (``tf.reshape(g, [-1, 4, 4])``: a batch of 4x4), a transpose of a rank SHAPES
+    lacks (``tf.transpose(u, [0, 2, 1])``: a batch of square matrices). Geometry and linear
+    algebra code (a 6-vector pose, a 4x4 transform, a batch of matrix logarithms) fails on every
+    shape of SHAPES; these are tried after them."""
     found: list[list[int]] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and len(node.args) >= 2):
@@ -377,6 +379,8 @@ def shape_hints(tree: ast.Module) -> tuple:
             shape = [4, sum(sizes)]
         elif name == "reshape" and sizes and len(sizes) >= 3 and sizes[0] == -1 and min(sizes[1:]) > 0:
             shape = [2, *sizes[1:]]
+        elif name == "transpose" and sizes and len(sizes) in (3, 5) and sorted(sizes) == list(range(len(sizes))):
+            shape = [2, *[3] * (len(sizes) - 1)]  # a batch of square matrices (rank 4 is in SHAPES)
         else:
             continue
         if shape not in found and shape not in SHAPES and math.prod(shape) <= 4096:
