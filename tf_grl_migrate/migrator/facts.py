@@ -630,7 +630,8 @@ class Run:
             if path.endswith(".ipynb"):  # its code cells, as one module (what the run migrates of it)
                 code, indices, _, _ = notebooks.glue(notebooks.load(raw.decode("utf-8")))
                 cells = (code, indices)
-                self.facts.setdefault(path, gather(path, code))
+                if self.facts.get(path) is None:  # (a notebook's bytes are no module: its cells are)
+                    self.facts[path] = gather(path, code)
             tree = ast.parse(raw if cells is None else cells[0])
         except (SyntaxError, ValueError, notebooks.NotebookError):
             return []
