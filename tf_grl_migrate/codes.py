@@ -185,8 +185,9 @@ TABLE: dict[str, Code] = {
         }),
     "GRL104": Code(
         "op type not in the op table", REFUSAL, ERROR,
-        'The op type is not one the generated op table can wrap (docs/idioms.md, "The op table"), so the '
-        "tool does not know which calls create it. Wrap that op with `@tf.custom_gradient` by hand; "
+        'The op type is not one the generated op table can wrap (docs/idioms.md, "The op table"), and the '
+        "block may make it (a block whose calls provably make none of it gets GRL207's note instead: TF1 "
+        "applied that entry to nothing). Wrap that op with `@tf.custom_gradient` by hand; "
         "`--use-runtime` takes a map the runtime can apply to any op type.",
         messages={
             "unknown_op": Message(_UNKNOWN_OP, _IGNORED),

@@ -479,6 +479,7 @@ class Planner:
                 site.entries.extend(checked.entries)
                 site.calls.extend(checked.calls)
                 site.phantoms.extend(checked.phantoms)
+                site.unmade.extend(checked.unmade)
                 if checked.refusal:
                     site.refusal = checked.refusal
                     break

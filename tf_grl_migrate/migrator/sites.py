@@ -81,6 +81,7 @@ class Site:
     calls: list = field(default_factory=list)  # (Call, OpType)
     refusal: Refusal | None = None
     phantoms: list = field(default_factory=list)  # map keys that cannot be an op type: TF1 applied nothing
+    unmade: list = field(default_factory=list)  # map keys, op types the tool cannot wrap, the block never makes
 
     @property
     def map_call(self) -> cst.Call:

@@ -148,13 +148,15 @@ class Gathered:
 class Checked:
     """What a check_site rule decided of a block: its refusal (None: it migrates), and what the
     checks found up to there, which the planner records on the site (``Site.entries``,
-    ``Site.calls``, ``Site.phantoms``): the map's (OpType, target) entries, the calls and
-    operators that make a mapped op, the keys that cannot be an op type."""
+    ``Site.calls``, ``Site.phantoms``, ``Site.unmade``): the map's (OpType, target) entries, the
+    calls and operators that make a mapped op, the keys that cannot be an op type, the keys that
+    are op types the tool cannot wrap and the block makes none of."""
 
     refusal: Refusal | None
     entries: tuple = ()
     calls: tuple = ()
     phantoms: tuple = ()
+    unmade: tuple = ()  # keys that are op types the tool cannot wrap, of which the block makes none
 
 
 @dataclass

@@ -44,8 +44,8 @@ IDIOM = Idiom(
 
 
             def f(x):
-                with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):
-                    return tf.identity(x)
+                with tf.get_default_graph().gradient_override_map({"LRN": "Identity"}):
+                    return tf.nn.lrn(x)
             """),
         "GRL105": source("""
             import tensorflow as tf
@@ -225,7 +225,7 @@ def check_site(facts: Facts, site: Site) -> Checked:
     calls and operators that make a mapped op), which the planner records on the site."""
     found = _Found()
     refusal = _check(facts, site, found)
-    return Checked(refusal, tuple(found.entries), tuple(found.calls), tuple(found.phantoms))
+    return Checked(refusal, tuple(found.entries), tuple(found.calls), tuple(found.phantoms), tuple(found.unwrappable))
 
 
 class _Found:
@@ -235,6 +235,7 @@ class _Found:
         self.entries: list = []  # (OpType, Registration | ops.BuiltinGradient)
         self.calls: list = []  # (Call | operator, OpType)
         self.phantoms: list[str] = []  # map keys that cannot be an op type
+        self.unwrappable: list[str] = []  # map keys, op types the tool cannot wrap: made by no call, or refused
 
 
 def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
@@ -255,6 +256,9 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     mapped = _entries(facts, site, mapping, found)
     if isinstance(mapped, Refusal):
         return mapped
+    refusal = _unwrappable_made(facts, body_scan(facts, site), found.unwrappable)
+    if refusal:
+        return refusal
     if not facts.is_graph(receiver(call)):
         return Refusal.of("GRL113", "not_a_graph", func=code_of(call.func))
     scan = body_scan(facts, site)
@@ -303,8 +307,10 @@ def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[
             mapped.add(op_name)
             found.phantoms.append(op_name)
             continue
-        if op is None:
-            return unknown_op(op_name, hint=not facts.use_runtime)
+        if op is None:  # an op type the tool cannot wrap: refused where the block may make one (_call_sites)
+            mapped.add(op_name)
+            found.unwrappable.append(op_name)
+            continue
         target = targets.match_target(facts, element.value)
         if isinstance(target, Refusal):
             return helper_hint_checked(facts, target, site, mapping)
@@ -314,6 +320,26 @@ def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[
         mapped.add(op_name)
         found.entries.append((op, target))
     return mapped
+
+
+def _unwrappable_made(facts: Facts, scan: BodyScan, keys: list[str]) -> Refusal | None:
+    """GRL104 for a key that is an op type the tool cannot wrap, unless the block provably makes
+    none of it: it hands control to no code the tool cannot see, defines nothing, and none of its
+    operators and calls makes one (``{"ClipByValue": ...}`` around ``tf.clip_by_value``, which makes Minimum
+    and Maximum: TF1 overrode nothing, and the map goes with a note)."""
+    if not keys:
+        return None
+    unwrappable = set(keys)
+    for node in scan.operators:
+        op_name = ops.operator_op_type(operator_spelling(node))
+        if op_name in unwrappable:
+            return unknown_op(op_name, hint=not facts.use_runtime)
+    for inner in scan.calls if not (scan.opaque or scan.nested) else [None]:
+        if inner is None or not makes_none_of(facts, inner, facts.qn(inner.func, raw=True), unwrappable):
+            made = sorted((ops.ops_created(facts.qn(inner.func, raw=True)) or frozenset()) & unwrappable
+                          if inner is not None else ())
+            return unknown_op((made or keys)[0], hint=not facts.use_runtime)
+    return None
 
 
 def _nothing_unseen(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str) -> Refusal | None:
@@ -437,11 +463,11 @@ def finish(facts: Facts) -> list[Diagnostic]:
             said.append(Diagnostic.said(where, "GRL203", "phantom_keys_like", keys=keys, meant=meant[0]) if meant
                         else Diagnostic.said(where, "GRL203", "phantom_keys", keys=keys))
         elif not site.calls:
-            mapped = "/".join(dict.fromkeys(op.name for op, _ in site.entries)) or "mapped"
+            mapped = "/".join(dict.fromkeys([*(op.name for op, _ in site.entries), *site.unmade])) or "mapped"
             said.append(Diagnostic.said(facts.pos(site.with_node), "GRL207", "no_op", mapped=mapped))
         else:  # an entry of a map that applied elsewhere in the block: it goes with the map
             made = {op.name for _, op in site.calls}
-            for unused in dict.fromkeys(op.name for op, _ in site.entries if op.name not in made):
+            for unused in dict.fromkeys([*(op.name for op, _ in site.entries if op.name not in made), *site.unmade]):
                 said.append(Diagnostic.said(facts.pos(site.with_node), "GRL207", "no_op_entry", mapped=unused))
     return said
 
