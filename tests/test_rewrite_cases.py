@@ -279,14 +279,14 @@ def test_a_second_pass_keeps_the_inputs_lines_for_what_stays_refused():
     ).replace(
         'tf.get_default_graph().gradient_override_map({"Floor"', 'K.get_session().graph.gradient_override_map({"Floor"'
     ) + (
-        '\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):\n'
-        "        return tf.identity(x)\n"
+        '\n\ndef unknown(x):\n    with tf.get_default_graph().gradient_override_map({"LRN": "Identity"}):\n'
+        "        return tf.nn.lrn(x)\n"
     )
     result = migrate_code(source)
-    line = source.splitlines().index('    with tf.get_default_graph().gradient_override_map({"NoSuchOp": "Identity"}):')
+    line = source.splitlines().index('    with tf.get_default_graph().gradient_override_map({"LRN": "Identity"}):')
     floor = source.splitlines().index('    with K.get_session().graph.gradient_override_map({"Floor": "Identity"}):')
     assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(floor + 1, 5, "GRL207"), (line + 1, 5, "GRL104")]
-    assert "_sign_straight_through" in result.code and "NoSuchOp" in result.code
+    assert "_sign_straight_through" in result.code and "LRN" in result.code
     assert migrate_code(result.code).code == result.code
 
 
