@@ -442,7 +442,8 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
     blocked: dict = {}
 
     made = run.defun_functions(defining) if defining else {}
-    calls = _foreign_uses(run, made, cache) if made else {}
+    held = {paths[i]: raw for i, raw in candidates.items()}  # read already: not read again
+    calls = _foreign_uses(run, made, cache, held) if made else {}
 
     def slices() -> dict[str, Links]:  # each module's slice of the links, and whether the run star-imports it
         found = run.links(blocked)
@@ -470,10 +471,11 @@ def _linked_reports(paths: list[str], roots: Iterable[str], candidates: dict[int
             for path, slice_ in links.items() if path in index}
 
 
-def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None) -> dict[str, tuple]:
+def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None,
+                  held: dict[str, bytes]) -> dict[str, tuple]:
     """``run.foreign_uses(made, ...)``, reading only the files that changed since a run looking
     for uses of the same functions found that their bytes rule one out (the cache remembers their
-    signatures, settled ones only, as the quiet index does)."""
+    signatures, settled ones only, as the quiet index does); ``held``: bytes the run has already."""
     import time
 
     from .migrator.files import read
@@ -490,6 +492,8 @@ def _foreign_uses(run: Any, made: dict[str, set[str]], cache: Cache | None) -> d
     started = time.time_ns()
 
     def read_raw(path: str) -> bytes | None:
+        if path in held:  # read before this signature could be taken: answered, never vouched for
+            return held[path]
         where, signed = _signature(path, folders) if cache is not None else (None, None)
         if signed is not None and before.get(where) == signed:
             now[where] = signed  # its bytes ruled a use out then, and they are the same now

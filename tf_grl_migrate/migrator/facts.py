@@ -614,7 +614,7 @@ class Run:
                 break
             spelling = [item for item in spelling if item not in now]
             for path, raw in now:
-                for made_in, use in self._foreign_uses_in(path, raw, made):
+                for made_in, use in self._foreign_uses_in(path, raw, made, names):
                     found.setdefault(made_in, []).append(use)
                 facts = self.of(path)
                 if any(name in names and self.module_path(path, module, level) in having
@@ -622,7 +622,8 @@ class Run:
                     having.add(path)
         return {path: tuple(sorted(uses, key=lambda u: (u.path, u.cell or 0, u.line))) for path, uses in found.items()}
 
-    def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]]) -> list[tuple[str, ForeignUse]]:
+    def _foreign_uses_in(self, path: str, raw: bytes, made: Mapping[str, set[str]],
+                         names: set[str]) -> list[tuple[str, ForeignUse]]:
         from . import notebooks
 
         cells = None
@@ -635,7 +636,6 @@ class Run:
             tree = ast.parse(raw if cells is None else cells[0])
         except (SyntaxError, ValueError, notebooks.NotebookError):
             return []
-        names = set().union(*made.values())
         # what the functions are called here: their names, and the names `from m import f as g` binds
         spelt = names | {a.asname for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
                          if a.name in names and a.asname}

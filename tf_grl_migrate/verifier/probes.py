@@ -392,20 +392,22 @@ def _integers(node: ast.expr) -> list[int] | None:
     """The numbers of a list or tuple literal of integers, else None."""
     if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
         return None
-    values = []
-    for elt in node.elts:
-        negative = isinstance(elt, ast.UnaryOp) and isinstance(elt.op, ast.USub)
-        value = elt.operand if isinstance(elt, ast.UnaryOp) and negative else elt
-        if not (isinstance(value, ast.Constant) and type(value.value) is int):
-            return None
-        values.append(-value.value if negative else value.value)
-    return values
+    values = [v for elt in node.elts if (v := _integer(elt)) is not None]
+    return values if len(values) == len(node.elts) else None
+
+
+def _integer(node: ast.expr) -> int | None:
+    """An integer literal's value (``-1`` too), else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def _last_axis(call: ast.Call) -> bool:
     """Whether a split is along the last axis (``axis=-1``; a third argument of -1)."""
     axis = next((k.value for k in call.keywords if k.arg == "axis"), call.args[2] if len(call.args) > 2 else None)
-    return axis is not None and _integers(ast.List(elts=[axis])) == [-1]
+    return axis is not None and _integer(axis) == -1
 
 
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})

@@ -183,4 +183,3 @@ def runtime_hint(facts: Facts, call: cst.BaseExpression, site: Site | None) -> t
                          "Here that map would not give TF1's gradients either, through --use-runtime or by hand: "
                          f"{why}."),)
     return (hint,) if hint else ()
-

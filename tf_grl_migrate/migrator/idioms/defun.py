@@ -157,7 +157,7 @@ def gather(facts: Facts) -> Gathered:
         site.gradient_of = gradient_of.get(site)
         if site.gradient_of is None and not any(a.star == "**" or (a.keyword is not None and a.keyword.value in
                                                                    _GRADIENTS) for a in site.call.args):
-            site.shown = site.shown or _made_name(facts, site)
+            site.shown = _made_name(facts, site)
             continue  # no gradient of its own, so no override, whatever its form: kept with a note (finish)
         if refusal is None:
             refusal, given = _arguments(facts, site, by_def)

@@ -250,18 +250,18 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     mapping = _literal_map(facts, site, call)
     if isinstance(mapping, Refusal):
         return mapping
-    refusal = _renamed_since(facts, body_scan(facts, site), mapping)
+    scan = body_scan(facts, site)
+    refusal = _renamed_since(facts, scan, mapping)
     if refusal:
         return refusal
     mapped = _entries(facts, site, mapping, found)
     if isinstance(mapped, Refusal):
         return mapped
-    refusal = _unwrappable_made(facts, body_scan(facts, site), found.unwrappable)
+    refusal = _unwrappable_made(facts, scan, found.unwrappable)
     if refusal:
         return refusal
     if not facts.is_graph(receiver(call)):
         return Refusal.of("GRL113", "not_a_graph", func=code_of(call.func))
-    scan = body_scan(facts, site)
     spelt_map = " ".join(code_of(mapping).split())  # the map as the source spells it, for the runtime recipe
     refusal = _nothing_unseen(facts, scan, mapped, spelt_map)
     if refusal:
@@ -325,8 +325,8 @@ def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[
 def _unwrappable_made(facts: Facts, scan: BodyScan, keys: list[str]) -> Refusal | None:
     """GRL104 for a key that is an op type the tool cannot wrap, unless the block provably makes
     none of it: it hands control to no code the tool cannot see, defines nothing, and none of its
-    operators and calls makes one (``{"ClipByValue": ...}`` around ``tf.clip_by_value``, which makes Minimum
-    and Maximum: TF1 overrode nothing, and the map goes with a note)."""
+    operators and calls makes one (``{"ClipByValue": ...}`` around ``tf.clip_by_value``, which
+    makes Minimum and Maximum: TF1 overrode nothing, and the map goes with a note)."""
     if not keys:
         return None
     unwrappable = set(keys)
@@ -334,10 +334,12 @@ def _unwrappable_made(facts: Facts, scan: BodyScan, keys: list[str]) -> Refusal 
         op_name = ops.operator_op_type(operator_spelling(node))
         if op_name in unwrappable:
             return unknown_op(op_name, hint=not facts.use_runtime)
-    for inner in scan.calls if not (scan.opaque or scan.nested) else [None]:
-        if inner is None or not makes_none_of(facts, inner, facts.qn(inner.func, raw=True), unwrappable):
-            made = sorted((ops.ops_created(facts.qn(inner.func, raw=True)) or frozenset()) & unwrappable
-                          if inner is not None else ())
+    if scan.opaque or scan.nested:
+        return unknown_op(keys[0], hint=not facts.use_runtime)
+    for inner in scan.calls:
+        names = facts.qn(inner.func, raw=True)
+        if not makes_none_of(facts, inner, names, unwrappable):
+            made = sorted((ops.ops_created(names) or frozenset()) & unwrappable)
             return unknown_op((made or keys)[0], hint=not facts.use_runtime)
     return None
 
