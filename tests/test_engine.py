@@ -79,6 +79,9 @@ POSITION_SOURCES = [
     # line breaks written by leaves only: a continuation, an f-string's text, comments in brackets
     "x = 1 + \\\n    2\ny = f'''a\n{x}\nb{x!r:>{3}}\n'''\nz = [  # c\n\n    1,\n]\n"
     "if (x and\n        y):  # d\n    w = z\n",
+    # statements placed without generating code: leading comments, tabs and spaces, async heads
+    "async def f():\n\t# c\n\n\tasync with a as b:\n\t\t# d\n\t\tawait b\n\tif x:  # e\n\n\t    y = 1; z = 2\n"
+    "\t    # f\n\t    while y:\n\t      del y\n# g\nclass C: pass\n",
 ]
 
 
@@ -208,7 +211,9 @@ def test_libcst_is_left_as_it_is():
     """After a migration, libcst's own visit is still libcst's (nothing of it is replaced), and
     the package imports from libcst only names its modules export, and reads no underscored
     attribute libcst defines (the walk and the positions take libcst's public road), but the two
-    names of its metadata providers' protocol, with which the positions run PositionProvider."""
+    names of its metadata providers' protocol, with which the positions run PositionProvider, and
+    the node's side of the codegen protocol its state serves (``_codegen``), through which they
+    generate a statement's code up to one node."""
     import ast
     import inspect
 
@@ -236,8 +241,9 @@ def test_libcst_is_left_as_it_is():
     ours |= {n.attr for tree in trees.values() for n in ast.walk(tree)
              if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
     private -= ours | {"_fields"}  # the package's own names; ast's node fields
-    # a metadata provider's protocol: what it implements, and where it writes (traversal._positions)
-    private -= {"_gen_impl", "_computed"}
+    # a metadata provider's protocol: what it implements, and where it writes (traversal._positions);
+    # the codegen protocol a provider's state serves, through which traversal._Locator stops at a node
+    private -= {"_gen_impl", "_computed", "_codegen"}
     for name, tree in trees.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "libcst":

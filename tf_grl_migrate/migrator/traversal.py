@@ -1,7 +1,8 @@
 """Reading libcst trees through libcst's public API, faster than its own walk, with the same
 answers (each checked against libcst's own in tests/test_engine.py): visitors that find their
 hooks once per node type and walk without rebuilding nodes, maps keyed by node identity, and the
-positions of the few nodes a diagnostic names. Nothing of libcst is replaced or reached into."""
+positions of the few nodes a diagnostic names. Nothing of libcst is replaced; its codegen protocol is
+served (Positions), as its own position provider serves it."""
 
 from __future__ import annotations
 
@@ -398,25 +399,91 @@ def _positions(module: cst.Module) -> Mapping[cst.CSTNode, Any]:
     return provider._computed
 
 
-_PASS = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+class _Reached(Exception):
+    """The wanted node's start is met: ``at`` tokens of code come before it."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
+
+
+class _Unrecorded:
+    """What ``record_syntactic_position`` returns for a node the locator does not look for."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_UNRECORDED = _Unrecorded()
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # what PositionProvider counts as one
+
+
+class _Locator:
+    """A codegen state: what libcst's nodes write their code through (``node._codegen(state)``,
+    the protocol PositionProvider's own state implements), keeping the tokens and stopping at one
+    node's start where PositionProvider records it: on entering its syntactic position (or, for
+    a block, its first statement's), or before its code for a node that records none. Nothing
+    after the node is generated, and no position is computed for any other node."""
+
+    provider = None
+
+    def __init__(self, default_indent: str, default_newline: str, indents: list[str], wanted: cst.CSTNode) -> None:
+        self.default_indent, self.default_newline = default_indent, default_newline
+        self.indent_tokens = indents
+        self.tokens: list[str] = []
+        self.wanted, self._before = wanted, 0
+
+    def increase_indent(self, value: str) -> None:
+        self.indent_tokens.append(value)
+
+    def decrease_indent(self) -> None:
+        self.indent_tokens.pop()
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+
+    def pop_trailing_newline(self) -> None:
+        if self.tokens:
+            self.tokens.pop()
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if node is self.wanted:
+            self._before = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if node is self.wanted:  # it recorded no syntactic position: where its code began
+            raise _Reached(self._before)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> _Unrecorded:
+        if node is self.wanted:
+            if start_node is None:
+                raise _Reached(len(self.tokens))
+            self.wanted = start_node  # a block starts where its first statement does
+        return _UNRECORDED
 
 
 class Positions:
     """Where a node starts (line, 1-based; column, 0-based), as ``PositionProvider`` says, without
-    its pass over the whole module (it records a range for every node: about two parses' cost,
-    where a diagnostic needs the positions of a few nodes).
+    its pass over the whole module (it records a range for every node, generating all the code:
+    about a parse's cost, where a diagnostic needs the positions of a few nodes).
 
     The line where the innermost statement holding the node starts is counted from the walk's
     record: the line breaks written before it in pre-order (``breaks_before``), which meets
-    every token whose code comes before the statement's. The provider then runs on that
-    statement alone, inside ``if _:`` blocks indented as its own blocks are (so every column is
-    the one it has in the module); a compound statement asked for itself, or whose header holds
-    the node, is given a one-line body. A node the walk did not record (layout) is placed by the
-    provider's pass over the whole module."""
+    every token whose code comes before the statement's. That statement's code is then generated
+    at its blocks' indentation up to the node (``_Locator``), and the rest of the line and the
+    column counted from it. A node the walk did not record (layout), or a libcst whose nodes
+    write through more than the locator knows, is placed by the provider's pass over the whole
+    module."""
 
     def __init__(self, module: cst.Module, parents: NodeMap, breaks_before: Callable[[cst.CSTNode], int]) -> None:
         self.module, self.parents, self._breaks_before = module, parents, breaks_before
-        self._statements: dict = {}  # (id(statement), header only) -> (its positions, the statement run, depth)
         self._provider: Any = None  # PositionProvider's answers, when a statement could not be placed alone
 
     def start(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -432,24 +499,18 @@ class Positions:
         if at is None:
             return self._public(node)
         statement = chain[at]
-        assert isinstance(statement, cst.BaseStatement)  # as found above
-        # the statement itself, or a node of its header: its body cannot move it, and is left out
-        header = isinstance(statement, cst.BaseCompoundStatement) and (
-            at == 0 or _before_body(statement, chain[at - 1]))
-        found = self._statements.get((id(statement), header))
-        if found is None:  # the statement's positions, once (a block may hold several diagnostics)
-            blocks = [n for n in chain[at + 1:] if isinstance(n, cst.IndentedBlock)]
-            alone = statement.with_changes(body=_PASS) if header else statement
-            wrapped = alone
-            for block in blocks:
-                wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
-            synthetic = self.module.with_changes(body=[wrapped], header=[], footer=[])
-            positions = _positions(synthetic)
-            found = self._statements[(id(statement), header)] = (positions, alone, len(blocks))
-        positions, alone, depth = found
-        where = positions[alone if node is statement else node].start
-        # the line the statement's code (its leading lines included) starts on, then within it
-        return 1 + self._breaks_before(statement) + where.line - 1 - depth, where.column
+        default = self.module.default_indent
+        indents = [default if n.indent is None else n.indent for n in reversed(chain[at + 1:])
+                   if isinstance(n, cst.IndentedBlock)]
+        state = _Locator(default, self.module.default_newline, indents, node)
+        try:
+            statement._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
+        except _Reached as reached:
+            before = _LINE_BREAK.split("".join(state.tokens[:reached.at]))
+            return 1 + self._breaks_before(statement) + len(before) - 1, len(before[-1])
+        except Exception:  # noqa: BLE001 - a protocol this libcst does not keep: the provider's answer
+            pass
+        return self._public(node)
 
     def _public(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._provider is None:
@@ -458,11 +519,3 @@ class Positions:
         return p.line, p.column
 
 
-def _before_body(statement: cst.BaseCompoundStatement, child: cst.CSTNode) -> bool:
-    """Whether ``child`` of a compound statement comes before its body (is in its header)."""
-    for part in children(statement):
-        if part is statement.body:
-            return False
-        if part is child:
-            return True
-    return False
