@@ -130,6 +130,34 @@ def test_positions_are_libcsts_own(source):
         assert positions.start(node) == (want.line, want.column), (type(node).__name__, _code_of(module, node))
 
 
+@pytest.mark.parametrize("source", [*POSITION_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_spans_name_the_statements_whose_code_they_stand_for(source):
+    """Collector.span places each statement in the module's ``ast`` as the safety net finds it:
+    the statements found there are those its own code parses to (``a; b`` is two); a decorated
+    def has no span, and a statement whose text ends below ast's end (a comment after its block)
+    falls back to its code."""
+    import ast
+
+    from tf_grl_migrate.migrator import safety
+
+    module = cst.parse_module(source)
+    collector = Collector()
+    collector.walk(module)
+    original = safety._Original(source, None)
+    placed = 0
+    for node in collector.nodes:
+        span = collector.span(node, module.default_indent)
+        if span is None:
+            continue
+        code = module.code_for_node(node)
+        fell_back = []
+        found = original.statements(safety.Span(span.line, span.column, span.last, span.count,
+                                                lambda code=code, fell_back=fell_back: fell_back.append(code) or code))
+        assert [ast.dump(s) for s in found] == [ast.dump(s) for s in ast.parse(code).body], code
+        placed += not fell_back
+    assert placed
+
+
 def _code_of(module, node):
     return module.code_for_node(node)[:60]
 

@@ -187,3 +187,16 @@ def test_the_statements_counted_are_those_ast_walk_finds():
         for top in tree.body:
             walked = [n for n in ast.walk(top) if isinstance(n, ast.stmt)]
             assert sorted(map(id, safety._statements(top))) == sorted(map(id, walked))
+
+
+def test_a_span_the_original_does_not_hold_is_parsed_from_its_code():
+    """A Span is looked up in the original's tree; where no statements there start and end as it
+    says (a comment line after a block ends its text below ast's end), its own code is parsed."""
+    original = "if x:\n    a = 1; b = 2\n    c = 3\n    # trailing\nd = 4\n"
+    known = safety._Original(original, None)
+    both = known.statements(safety.Span(2, 4, 2, 2, lambda: pytest.fail("the tree holds a; b")))
+    assert [type(s).__name__ for s in both] == ["Assign", "Assign"] and both[0].lineno == 2
+    parsed = []
+    block = known.statements(safety.Span(1, 0, 4, 1, lambda: parsed.append(1) or original[:-6]))
+    assert parsed and len(block) == 1 and len(block[0].body) == 3
+    assert known.statements("e = 5\n")[0].lineno == 1

@@ -18,6 +18,7 @@ from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
 from .idioms.contract import Facts, NodeT, T
 from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
+from .safety import Span
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
 from .traversal import NodeMap, Positions, QuickVisitor, Recorded, record_walk
@@ -77,6 +78,25 @@ class Collector(QuickVisitor):
         """The line breaks the module's code writes up to the end of ``node``'s (a node the walk
         recorded): a statement's text is the lines from ``breaks_before`` to here."""
         return self.closes[self.order[node]]
+
+    def span(self, statement: cst.CSTNode, default_indent: str) -> Span | None:
+        """Where the module has ``statement`` (a line of its own, or a compound statement, in a
+        block), as the safety net finds it in the module's ``ast``; None for one the walk did not
+        record, one that is decorated (ast starts it at its ``def``), or a node of another kind."""
+        if (not isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+                or (isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.decorators)
+                or self._index(statement) is None):
+            return None
+        indent, node = 0, self.parents.get(statement)
+        if not isinstance(node, (cst.IndentedBlock, cst.Module)):
+            return None
+        while node is not None:
+            if isinstance(node, cst.IndentedBlock):
+                indent += len(default_indent if node.indent is None else node.indent)
+            node = self.parents.get(node)
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        return Span(1 + self.breaks_before(statement) + len(statement.leading_lines), indent,
+                    self.breaks_through(statement), count, lambda: code_of(statement))
 
     def size(self, node: cst.CSTNode) -> int:
         """How many nodes (layout left out) the walk recorded in ``node``'s subtree, itself

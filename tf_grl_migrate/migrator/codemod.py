@@ -71,7 +71,8 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
         return Result(code, diagnostics, blocked)
     plan = Builder(planner, sites, use_runtime).build()
     diagnostics = sorted([*diagnostics, *plan.notes])
-    removed, dissolved = plan.machinery(planner.parents)
+    removed, dissolved = plan.machinery(planner.parents,
+                                        lambda node: planner.collector.span(node, module.default_indent))
     for rule in idioms.rules("rewrite_module"):
         whole = rule(module, plan) if use_runtime or not idioms.idiom_of(rule).runtime else None
         if whole is not None:
@@ -92,8 +93,8 @@ def _blocked_links(planner: Planner) -> dict:
         if reg.export is not None and reg.refusal is not None and not reg.export.refusal:
             blocked[(None, reg.function.name.value)] = reg.refusal
     for site in planner.sites:
-        if site.refusal:  # conservative: any link the refused map mentions (it may stop before reading it)
-            mentioned = code_of(site.item)
+        if site.refusal and planner.externals:  # conservative: any link the refused map mentions
+            mentioned = code_of(site.item)  # (it may stop before reading it)
             for target in planner.externals.values():
                 if target.spelling in mentioned and not target.refusal:
                     blocked[(target.registered_in, target.function)] = site.refusal

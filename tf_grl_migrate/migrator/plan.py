@@ -14,6 +14,7 @@ import libcst as cst
 from ..report import Diagnostic
 from .imports import Imports
 from .nodes import bound_name, code_of, def_path
+from .safety import Piece, Span
 from .traversal import NodeMap
 
 
@@ -44,13 +45,18 @@ class Plan:
         for edit in edits:
             edit.apply(self)
 
-    def machinery(self, parents: NodeMap) -> tuple[list, list[str]]:
+    def machinery(self, parents: NodeMap,
+                  span: Callable[[cst.CSTNode], Span | None] = lambda node: None) -> tuple[list, list[Piece]]:
         """For the safety net: ((source, enclosing def/class names, names bound again in its place)
         of each statement this plan removes or replaces on purpose, the source of each statement
-        inside an override block whose map it removes)."""
-        removed = [(code_of(n), def_path(n, parents), ())
+        inside an override block whose map it removes). ``span``: where the original module has
+        a statement, for one the walk recorded (its code is not generated again to be parsed)."""
+        def piece(node: cst.CSTNode) -> Piece:
+            return span(node) or code_of(node)
+
+        removed = [(piece(n), def_path(n, parents), ())
                    for n in (*self.removed_stmts, *self.removed_defs)]
-        removed += [(code_of(n), def_path(n, parents), _binds(new)) for n, new in self.replace_stmts.items()]
+        removed += [(piece(n), def_path(n, parents), _binds(new)) for n, new in self.replace_stmts.items()]
         removed += [(f"if {code_of(guard.test)}:\n    pass\n", (), ()) for guard in self.hoisted_ifs]  # the body stays
         for node, names in self.imports.dropped.items():
             if isinstance(node.names, cst.ImportStar):
@@ -60,7 +66,7 @@ class Plan:
                 for alias in node.names
                 if bound_name(alias) in names
             ]
-        dissolved = [code_of(stmt) for with_node in self.with_items for stmt in with_node.body.body]
+        dissolved = [piece(stmt) for with_node in self.with_items for stmt in with_node.body.body]
         return removed, dissolved
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Union
 
 from .precheck import MARKER, statement_text
 
@@ -26,23 +28,78 @@ class SafetyError(Exception):
     """The rewrite did not pass the tool's own checks; the file must not be written."""
 
 
-def check(original: str, new: str, removed: list, dissolved: list[str], whole_module: bool = False,
+@dataclass(frozen=True)
+class Span:
+    """A statement of the original module that the plan removes, where the original's tree has
+    it: the line and column its first statement starts at (as ``ast`` counts them, past its
+    leading comment lines), the last line of its text, how many statements it is (``a; b`` is
+    two), and its code (``source``), parsed on its own where no such statements are there (a
+    comment line after a block's last statement ends its text below ast's end)."""
+
+    line: int
+    column: int
+    last: int
+    count: int
+    source: Callable[[], str]
+
+
+Piece = Union[str, Span]  # a statement's source, or where the original has it
+
+
+class _Original:
+    """The statements of the original module a plan names (``Span``), found in its tree (the
+    screen's, or parsed here once) instead of parsing each one's code again."""
+
+    def __init__(self, original: str, tree: ast.Module | None) -> None:
+        self.original, self.tree = original, tree
+        self._at: dict[tuple[int, int], tuple[list, int]] | None = None
+
+    def module(self) -> ast.Module:
+        if self.tree is None:
+            self.tree = ast.parse(self.original)
+        return self.tree
+
+    def statements(self, piece: Piece) -> Sequence[ast.stmt]:
+        if isinstance(piece, str):
+            return ast.parse(piece).body
+        if self._at is None:
+            self._at = {}
+            stack: list[ast.AST] = [self.module()]
+            while stack:
+                node = stack.pop()
+                for field in _STATEMENT_FIELDS:
+                    body = getattr(node, field, None)
+                    if isinstance(body, list):
+                        for i, child in enumerate(body):
+                            if isinstance(child, ast.stmt):
+                                self._at.setdefault((child.lineno, child.col_offset), (body, i))
+                        stack.extend(body)
+        body, i = self._at.get((piece.line, piece.column), ((), 0))
+        found = body[i:i + piece.count]
+        if (len(found) == piece.count and all(s.lineno == piece.line for s in found)
+                and found[-1].end_lineno == piece.last and not getattr(found[0], "decorator_list", ())):
+            return found
+        return ast.parse(piece.source()).body
+
+
+def check(original: str, new: str, removed: list, dissolved: Sequence[Piece], whole_module: bool = False,
           original_tree: ast.Module | None = None) -> ast.Module:
     """Raise :class:`SafetyError` unless ``new`` is ``original`` less the declared machinery;
     return ``ast.parse(new)``.
 
-    ``removed``: (source, enclosing def/class names, names the replacement binds again) of each
-    statement the plan removes or replaces on purpose (compound ones count with everything inside
-    them); ``dissolved``: the source of each
-    statement inside a removed override block; ``whole_module``: the plan replaces the module (a
+    ``removed``: (source or Span, enclosing def/class names, names the replacement binds again) of
+    each statement the plan removes or replaces on purpose (compound ones count with everything
+    inside them); ``dissolved``: the source or Span of each statement inside a removed override
+    block; ``whole_module``: the plan replaces the module (a
     DANN builder becoming a re-export of the runtime), so only check 2 applies; ``original_tree``:
     ``ast.parse(original)`` when the caller has it (the screen's), else it is parsed here."""
     try:
         new_tree = ast.parse(new)
     except SyntaxError as exc:
         raise SafetyError(f"the rewritten code does not parse ({exc.msg}, line {exc.lineno}); nothing written") from exc
-    for source in dissolved:
-        for node in ast.walk(ast.parse(source)):
+    known = _Original(original, original_tree)
+    for piece in dissolved:
+        for node in (n for statement in known.statements(piece) for n in ast.walk(statement)):
             what = _hazard(node)
             if what:
                 raise SafetyError(f"the rewrite would remove an override around `{what}`, which runs code the "
@@ -51,11 +108,11 @@ def check(original: str, new: str, removed: list, dissolved: list[str], whole_mo
         return new_tree
     allowed: Counter[tuple] = Counter()
     scopes = _Scopes(new_tree)
-    for source, path, rebound in removed:
-        tree = ast.parse(source)
+    for piece, path, rebound in removed:
+        tree = ast.Module(body=list(known.statements(piece)), type_ignores=[])
         allowed.update(_keys(tree, flips=False))
         _check_not_read(tree, path, scopes, set(rebound))
-    original_tree = original_tree or ast.parse(original)
+    original_tree = known.module()
     kept_old, kept_new = _unchanged(original, original_tree, new, new_tree)
     missing = (_keys(original_tree, flips=False, skip=kept_old) - _keys(new_tree, flips=True, skip=kept_new)
                - allowed)

@@ -262,14 +262,13 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
         return refusal
     if not facts.is_graph(receiver(call)):
         return Refusal.of("GRL113", "not_a_graph", func=code_of(call.func))
-    spelt_map = " ".join(code_of(mapping).split())  # the map as the source spells it, for the runtime recipe
-    refusal = _nothing_unseen(facts, scan, mapped, spelt_map)
+    refusal = _nothing_unseen(facts, scan, mapped, mapping)
     if refusal:
         return refusal
     operators = _operator_sites(facts, scan, mapped, found)
     if isinstance(operators, Refusal):
         return operators
-    refusal = _call_sites(facts, scan, mapped, spelt_map, found)
+    refusal = _call_sites(facts, scan, mapped, mapping, found)
     if refusal:
         return refusal
     found.calls.extend(operators)
@@ -344,12 +343,17 @@ def _unwrappable_made(facts: Facts, scan: BodyScan, keys: list[str]) -> Refusal 
     return None
 
 
-def _nothing_unseen(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str) -> Refusal | None:
+def _spelt(mapping: cst.Dict) -> str:
+    """The map as the source spells it, on one line: for the runtime recipe of a refusal."""
+    return " ".join(code_of(mapping).split())
+
+
+def _nothing_unseen(facts: Facts, scan: BodyScan, mapped: set[str], mapping: cst.Dict) -> Refusal | None:
     """The block hands control to no code the tool cannot see and defines nothing (GRL101)."""
     if scan.opaque:
         node, what = scan.opaque[0]
         return Refusal.of("GRL101", "hands_control", what=what, line=facts.pos(node)[0],
-                          mapped=", ".join(repr(k) for k in sorted(mapped)), map=spelt_map)
+                          mapped=", ".join(repr(k) for k in sorted(mapped)), map=_spelt(mapping))
     if scan.nested:
         return Refusal.of("GRL101", "defines")
     return None
@@ -395,7 +399,7 @@ def _operator_sites(facts: Facts, scan: BodyScan, mapped: set[str], found: _Foun
     return operators
 
 
-def _call_sites(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str, found: _Found) -> Refusal | None:
+def _call_sites(facts: Facts, scan: BodyScan, mapped: set[str], mapping: cst.Dict, found: _Found) -> Refusal | None:
     """Each call of the block: one that makes a mapped op, with arguments the rewrite can pass on
     (``found.calls``), or one that provably makes none (GRL101 for any other)."""
     by_type = {op.name: target for op, target in found.entries}
@@ -406,12 +410,12 @@ def _call_sites(facts: Facts, scan: BodyScan, mapped: set[str], spelt_map: str, 
             if makes_none_of(facts, inner, names, mapped):
                 continue
             if facts.is_map_call(inner):  # `with g.gradient_override_map(...)` inside this block
-                return Refusal.of("GRL101", "nested_map", line=facts.pos(inner)[0], map=spelt_map)
+                return Refusal.of("GRL101", "nested_map", line=facts.pos(inner)[0], map=_spelt(mapping))
             named = builder_call(facts, scan.calls[index:], mapped)
             assert named is not None  # scan.calls[index] is such a call, if no later one is named
             inner, names = named
             key, fields = ops.describe_call(names, mapped)
-            return Refusal.of("GRL101", key, callee=quoted(inner.func), map=spelt_map, **fields)
+            return Refusal.of("GRL101", key, callee=quoted(inner.func), map=_spelt(mapping), **fields)
         if op.name not in mapped:
             continue
         refusal = check_call_arguments(facts, inner, op, by_type[op.name])
