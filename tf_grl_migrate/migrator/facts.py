@@ -268,7 +268,8 @@ def _target(node: ast.expr) -> Target | None:
 
 class _Reach:
     """Whether a module's bytes may import from one of some modules: they spell one's name (the
-    file's stem, a package's folder), or hold a relative import and sit in line with one's folder."""
+    file's stem, a package's folder: what an import spells last, `grads` of `pkg/grads.py`), or
+    hold a relative import and sit in line with one's folder."""
 
     def __init__(self, modules: Collection[str]):
         self.stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3])
@@ -288,6 +289,7 @@ class _Words:
 
     def __init__(self, words: Collection[str]):
         self.words = sorted(w.encode() for w in words)
+        self.set = frozenset(self.words)
         self.whole = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in self.words) + rb")\b")
 
     def in_(self, raw: bytes) -> bool:
@@ -322,15 +324,9 @@ def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
     lines name none of them is not parsed."""
     run = Run(paths, roots, {}, lambda path: None)
     found = set()
-    # the names a star-import of a wanted module spells last (`grads` of `pkg/grads.py`, `pkg` of
-    # `pkg/__init__.py`): a source with none of them, and no relative import, imports none
-    stems = {os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3]).encode()
-             for p in wanted} if wanted is not None else set()
-    # `from . import *` / `from .. import *` spell no stem: they name a package of the folders above
-    folders = {os.path.dirname(os.path.abspath(p)) for p in wanted or ()}
-    spelt = re.compile(b"|".join(re.escape(stem) for stem in sorted(stems))) if stems else None
+    reach = _Reach(wanted) if wanted is not None else None
     for path, raw in sources.items():
-        if wanted is not None and not _may_star_import(run, path, raw, wanted, stems, spelt, folders):
+        if reach is not None and wanted is not None and not _may_star_import(run, path, raw, wanted, reach):
             continue
         try:
             tree = ast.parse(raw)
@@ -344,8 +340,7 @@ def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
     return found
 
 
-def _may_star_import(run: Run, path: str, raw: bytes, wanted: Collection[str], stems: set[bytes],
-                     spelt: re.Pattern[bytes] | None, folders: set[str]) -> bool:
+def _may_star_import(run: Run, path: str, raw: bytes, wanted: Collection[str], reach: _Reach) -> bool:
     """Whether the source at ``path`` may star-import a wanted module (False only when it cannot)."""
     names = _star_from_names(raw)  # `.mod`, `pkg.mod`: where each `import *` is on a plain line
     if names is not None:
@@ -353,10 +348,8 @@ def _may_star_import(run: Run, path: str, raw: bytes, wanted: Collection[str], s
         # bare `from . import *`, is resolved
         return any(run.module_path(path, bare.decode("ascii", "replace"), len(name) - len(bare)) in wanted
                    for name in names
-                   if not (bare := name.lstrip(b".")) or bare.rpartition(b".")[2] in stems)
-    here = os.path.dirname(os.path.abspath(path))
-    relative = any(_in_line(here, folder) for folder in folders) and _RELATIVE.search(raw)
-    return bool(relative or (spelt is not None and spelt.search(raw)))
+                   if not (bare := name.lstrip(b".")) or bare.rpartition(b".")[2] in reach.stems.set)
+    return reach.may(path, raw)  # `from . import *` spells no stem: it names a package of the folders above
 
 
 def _star_from_names(raw: bytes) -> list[bytes] | None:
