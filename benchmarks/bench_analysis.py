@@ -2,7 +2,9 @@
 
 For every ``.py`` file under the given folders (default: the project's cases), time
 ``tf_grl_migrate.migrator.codemod.migrate_code`` (the whole text-in/text-out migration, stability check
-included) and ``libcst.parse_module`` of the same text, and print the ratio per file and in total.
+included) and ``libcst.parse_module`` of the same text, and print the ratio per file and in total;
+the files that come out worst are timed again, three times as long (the largest of hundreds of
+noisy ratios is biased upwards), and the worst file is the worst of that second timing.
 ``--big N`` adds a generated module of about N lines with one override in the middle, and reports
 its time and peak memory against the parse's: peak RSS of a fresh process doing one or the other
 (what a user sees), and Python's traced peak (which misses libcst's native allocations). Targets
@@ -202,11 +204,22 @@ def main():
     total_parse = sum(r[2] for r in rows)
     rows.sort(key=lambda r: r[0], reverse=True)
     if rows:
-        print(f"{'ratio':>6} {'ours ms':>9} {'parse ms':>9}  file")
-        for ratio, ours, parse, path, _ in rows[: args.show]:
-            print(f"{ratio:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  {path.parent.name}/{path.name}")
+        # The largest of a few hundred noisy ratios is biased upwards (one burst on a busy machine
+        # in a 5 ms file): the files that came out worst are timed again, three times as long,
+        # and both figures shown; the worst file is the worst of the second timing.
+        again = {}
+        for row in rows[: args.show]:
+            parse, ours = interleaved(row[4], 3 * args.rounds)
+            again[id(row)] = ours / parse
+        print(f"{'ratio':>6} {'again':>6} {'ours ms':>9} {'parse ms':>9}  file")
+        for row in rows[: args.show]:
+            ratio, ours, parse, path, _ = row
+            print(f"{ratio:6.2f} {again[id(row)]:6.2f} {ours * 1e3:9.1f} {parse * 1e3:9.1f}  "
+                  f"{path.parent.name}/{path.name}")
+        worst = max(again.values())
         print(f"files: {len(rows)}; total ours/parse: {total_ours / total_parse:.2f}x "
-              f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {rows[0][0]:.2f}x (targets: 1.5x, 3x)")
+              f"({total_ours:.2f} s / {total_parse:.2f} s); worst file: {worst:.2f}x timed again "
+              f"({rows[0][0]:.2f}x at first) (targets: 1.5x, 3x)")
     if args.phases and rows:
         phases([row[4] for row in rows], args.rounds, total_parse)
     if args.big:

@@ -88,10 +88,10 @@ POSITION_SOURCES = [
 @pytest.mark.parametrize("source", [*SCOPE_SOURCES, *POSITION_SOURCES,
                                     *(p.read_text(encoding="utf-8") for p in SOURCES)])
 def test_collectors_read_from_the_walks_record_find_what_a_walk_finds(source):
-    """attributes_in and load_names over a subtree the planner's walk recorded give the nodes a
+    """attributes_in, load_names and calls_in over a subtree the planner's walk recorded give the nodes a
     walk of their own gives, in its order; the record declines a subtree holding a comprehension
     (its fields were read out of libcst's order) and a node it never met."""
-    from tf_grl_migrate.migrator.nodes import attributes_in, load_names
+    from tf_grl_migrate.migrator.nodes import attributes_in, calls_in, load_names
 
     module = cst.parse_module(source)
     collector = Collector()
@@ -107,6 +107,7 @@ def test_collectors_read_from_the_walks_record_find_what_a_walk_finds(source):
         assert walked.nodes[walked.start] is node
         assert list(map(id, attributes_in(node, walked))) == list(map(id, attributes_in(node)))
         assert list(map(id, load_names(node, walked))) == list(map(id, load_names(node)))
+        assert list(map(id, calls_in(node, walked))) == list(map(id, calls_in(node)))
     assert declined < len(collector.nodes)
     assert collector.subtree(cst.Name("fresh")) is None
 

@@ -238,8 +238,10 @@ class _Calls(QuickVisitor):
         return True
 
 
-def calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    """Every call in ``node``, outer ones first."""
+def calls_in(node: cst.CSTNode, walked: Recorded | None = None) -> list[cst.Call]:
+    """Every call in ``node``, outer ones first. ``walked``: as load_names'."""
+    if walked is not None:
+        return [n for n in walked.nodes[walked.start:walked.end] if n.__class__ is cst.Call]
     visitor = _Calls()
     visitor.walk(node)
     return visitor.nodes

@@ -320,7 +320,8 @@ def check(facts: Facts, reg: Registration) -> GradientChecked:
             else:
                 op_refs[indexed] = (kind, index)
             uses_output |= kind == "out"
-    body_names = frozenset({n.value for n in load_names(fdef.body)} | {fdef.name.value, plain[1].name.value})
+    body = facts.subtree(fdef.body)
+    body_names = frozenset({n.value for n in load_names(fdef.body, body)} | {fdef.name.value, plain[1].name.value})
     refusal = tf2_spelling(facts, reg).refusal
     if refusal is None:
         refusal, rename = check_def_name(facts, reg)
@@ -392,7 +393,7 @@ def _removed_aliases(facts: Facts, fdef: cst.FunctionDef, renames: dict) -> Refu
     """The body moves into TF2 code verbatim, so every TensorFlow name in it must exist in TF2
     (``tf2_name``; those TF2 spells otherwise go into ``renames``); a name TF2 has in no form
     refuses the registration (GRL114)."""
-    for attr in attributes_in(fdef.body):
+    for attr in attributes_in(fdef.body, facts.subtree(fdef.body)):
         found = tf2_name(facts, attr)
         if found is None:
             continue
@@ -440,7 +441,7 @@ def _keywords(facts: Facts, fdef: cst.FunctionDef, renames: dict, respelt: dict)
     keep_dims=True)`` in DoReFa copies): written as TF2 spells them (into ``respelt``), from
     tf_upgrade_v2's own tables; an argument TF2 has no keyword for refuses the registration
     (GRL114). Calls spelled ``tf.compat.v1.X`` (or respelled so, ``renames``) keep TF1's keywords."""
-    for call in calls_in(fdef.body):
+    for call in calls_in(fdef.body, facts.subtree(fdef.body)):
         if call.func in renames or any(
             q.startswith("tensorflow.compat.v1.") for q in facts.qn(call.func, raw=True)
         ):

@@ -193,7 +193,7 @@ def _unusable(facts: Facts, reg: Registration) -> str | None:
         return reg.refusal.message if reg.refusal else f"`{reg.function.name.value}` does not take (op, grad)"
     if params.params:
         op = params.params[0].name.value
-        for attr in attributes_in(reg.function.body):  # outermost dotted names: `op.node_def.name`
+        for attr in attributes_in(reg.function.body, facts.subtree(reg.function.body)):  # `op.node_def.name`
             while isinstance(attr.value, cst.Attribute):
                 attr = attr.value
             if isinstance(attr.value, cst.Name) and attr.value.value == op and attr.attr.value not in OP_ATTRIBUTES:
