@@ -320,15 +320,21 @@ class Planner:
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
         self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
+        self._qn: dict = {}  # (id(node), raw) -> (node, its qualified names): the rules ask again
         self.facts: Facts = RuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node: cst.CSTNode | None, raw: bool = False) -> set[str]:
+        known = self._qn.get((id(node), raw))
+        if known is not None and known[0] is node:  # asked before (the node is held: its id is its own)
+            return set(known[1])
         scope = self.scopes.get(node)
         if scope is None:
             return set()
         names = scope.qualified_names(node)
-        return names if raw else {ops.canonical(name) for name in names}
+        found = names if raw else {ops.canonical(name) for name in names}
+        self._qn[(id(node), raw)] = (node, frozenset(found))
+        return found
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._positions is None:
