@@ -225,7 +225,7 @@ def check_site(facts: Facts, site: Site) -> Checked:
     calls and operators that make a mapped op), which the planner records on the site."""
     found = _Found()
     refusal = _check(facts, site, found)
-    return Checked(refusal, tuple(found.entries), tuple(found.calls), tuple(found.phantoms), tuple(found.unwrappable))
+    return Checked(refusal, tuple(found.entries), tuple(found.calls), tuple(found.phantoms), tuple(found.unmade))
 
 
 class _Found:
@@ -235,7 +235,9 @@ class _Found:
         self.entries: list = []  # (OpType, Registration | ops.BuiltinGradient)
         self.calls: list = []  # (Call | operator, OpType)
         self.phantoms: list[str] = []  # map keys that cannot be an op type
-        self.unwrappable: list[str] = []  # map keys, op types the tool cannot wrap: made by no call, or refused
+        # map keys, op types the tool cannot wrap: the block is refused where it may make one, so a
+        # block that passes makes none (Checked.unmade)
+        self.unmade: list[str] = []
 
 
 def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
@@ -257,7 +259,7 @@ def _check(facts: Facts, site: Site, found: _Found) -> Refusal | None:
     mapped = _entries(facts, site, mapping, found)
     if isinstance(mapped, Refusal):
         return mapped
-    refusal = _unwrappable_made(facts, scan, found.unwrappable)
+    refusal = _unwrappable_made(facts, scan, found.unmade)
     if refusal:
         return refusal
     if not facts.is_graph(receiver(call)):
@@ -308,7 +310,7 @@ def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[
             continue
         if op is None:  # an op type the tool cannot wrap: refused where the block may make one (_call_sites)
             mapped.add(op_name)
-            found.unwrappable.append(op_name)
+            found.unmade.append(op_name)
             continue
         target = targets.match_target(facts, element.value)
         if isinstance(target, Refusal):
