@@ -2,6 +2,8 @@
 that planned it has a gap: each test switches a piece of the analysis off, or breaks the
 rewriter, and checks that the file is refused with GRL904 and left byte for byte as it was."""
 
+import ast
+
 import libcst as cst
 import pytest
 from harness import cli
@@ -200,3 +202,17 @@ def test_a_span_the_original_does_not_hold_is_parsed_from_its_code():
     block = known.statements(safety.Span(1, 0, 4, 1, lambda: parsed.append(1) or original[:-6]))
     assert parsed and len(block) == 1 and len(block[0].body) == 3
     assert known.statements("e = 5\n")[0].lineno == 1
+
+
+def test_a_statement_removed_beside_untouched_methods_is_caught():
+    """Statements the rewrite left as they were are paired level by level (a method it did not
+    touch, in the class it changed) and not compared again; one removed from a changed method is
+    still missed, even where the same line stays in another method."""
+    original = ("class A:\n    def f(self):\n        x = 1\n        return x\n\n"
+                "    def g(self):\n        x = 1\n        return x\n")
+    changed = "class A:\n    def f(self):\n        return x\n\n    def g(self):\n        x = 1\n        return x\n"
+    with pytest.raises(SafetyError, match="would remove a `Assign` statement"):
+        safety.check(original, changed, removed=[], dissolved=[])
+    kept_old, kept_new = safety._unchanged(original, ast.parse(original), changed, ast.parse(changed))
+    assert len(kept_old) == len(kept_new) == 2  # g, and f's `return x`
+    safety.check(original, changed, removed=[("x = 1\n", ("A", "f"), ("x",))], dissolved=[])  # declared: it may go

@@ -182,42 +182,64 @@ def _hazard(node: ast.AST) -> str | None:
 
 
 def _unchanged(original: str, original_tree: ast.Module, new: str, new_tree: ast.Module) -> tuple[set[int], set[int]]:
-    """The module-level statements whose text is in both modules, paired one to one (by id, in
-    each tree): their keys would cancel, so neither is walked. A statement is paired only with
-    one of the very same lines, so nothing the rewrite removed or changed is left out."""
-    def segments(text: str, tree: ast.Module) -> list[tuple[str, int]]:
-        lines = text.splitlines(keepends=True)
-        return [(statement_text(stmt, lines), id(stmt)) for stmt in tree.body]
-
-    pending: dict[str, list[int]] = {}
-    for text, ident in segments(new, new_tree):
-        pending.setdefault(text, []).append(ident)
-    kept_old, kept_new = set(), set()
-    for text, ident in segments(original, original_tree):
-        twins = pending.get(text)
-        if twins:
-            kept_old.add(ident)
-            kept_new.add(twins.pop())
+    """The statements whose text is in both modules, paired one to one (by id, in each tree):
+    their keys would cancel, so neither is walked. A statement is paired only with one of the
+    very same lines, so nothing the rewrite removed or changed is left out. Module-level
+    statements first; then, level by level, those inside statements left unpaired (the methods a
+    rewrite did not touch, in the class it changed)."""
+    old_lines, new_lines = original.splitlines(keepends=True), new.splitlines(keepends=True)
+    kept_old: set[int] = set()
+    kept_new: set[int] = set()
+    old_level, new_level = list(original_tree.body), list(new_tree.body)
+    while old_level and new_level:
+        pending: dict[str, list[ast.stmt]] = {}
+        for stmt in new_level:
+            pending.setdefault(statement_text(stmt, new_lines), []).append(stmt)
+        unpaired = []
+        for stmt in old_level:
+            twins = pending.get(statement_text(stmt, old_lines))
+            if twins:
+                kept_old.add(id(stmt))
+                kept_new.add(id(twins.pop()))
+            else:
+                unpaired.append(stmt)
+        old_level = _inner(unpaired)
+        new_level = _inner([stmt for left in pending.values() for stmt in left])
     return kept_old, kept_new
+
+
+def _inner(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements directly inside ``statements`` (their clauses' included)."""
+    found: list[ast.stmt] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        for field in _STATEMENT_FIELDS:
+            for child in getattr(node, field, ()):
+                if isinstance(child, ast.stmt):
+                    found.append(child)
+                else:  # an `except` or `case` clause: its statements are one level down too
+                    stack.append(child)
+    return found
 
 
 def _keys(tree: ast.AST, flips: bool, skip: frozenset[int] | set[int] = frozenset()) -> Counter:
     keys: Counter[tuple] = Counter()
     for top in tree.body if isinstance(tree, ast.Module) else [tree]:
-        if id(top) in skip:
-            continue
-        for node in _statements(top):
+        for node in _statements(top, skip):
             keys.update(_statement_keys(node, flips))
     return keys
 
 
-def _statements(top: ast.AST) -> Iterator[ast.stmt]:
+def _statements(top: ast.AST, skip: frozenset[int] | set[int] = frozenset()) -> Iterator[ast.stmt]:
     """Every statement in ``top`` (itself included), as ``ast.walk`` finds them, without walking
-    the expressions: statements are only ever in the bodies of statements, ``except`` clauses
-    and ``case`` clauses."""
+    the expressions (statements are only ever in the bodies of statements, ``except`` clauses
+    and ``case`` clauses), but those in ``skip`` (ids) and everything inside them."""
     stack = [top]
     while stack:
         node = stack.pop()
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.stmt):
             yield node
         for field in _STATEMENT_FIELDS:
