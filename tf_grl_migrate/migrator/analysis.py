@@ -21,7 +21,7 @@ from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
 from .safety import Span
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
-from .traversal import NodeMap, Positions, QuickVisitor, Recorded, record_walk
+from .traversal import NodeMap, Positions, QuickVisitor, Recorded, indent_of, record_walk
 from .verdicts import Refusal
 
 
@@ -87,16 +87,12 @@ class Collector(QuickVisitor):
                 or (isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.decorators)
                 or self._index(statement) is None):
             return None
-        indent, node = 0, self.parents.get(statement)
-        if not isinstance(node, (cst.IndentedBlock, cst.Module)):
+        if not isinstance(self.parents.get(statement), (cst.IndentedBlock, cst.Module)):
             return None
-        while node is not None:
-            if isinstance(node, cst.IndentedBlock):
-                indent += len(default_indent if node.indent is None else node.indent)
-            node = self.parents.get(node)
         count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        return Span(1 + self.breaks_before(statement) + len(statement.leading_lines), indent,
-                    self.breaks_through(statement), count, lambda: code_of(statement))
+        return Span(1 + self.breaks_before(statement) + len(statement.leading_lines),
+                    len(indent_of(statement, self.parents, default_indent)), self.breaks_through(statement), count,
+                    lambda: code_of(statement))
 
     def size(self, node: cst.CSTNode) -> int:
         """How many nodes (layout left out) the walk recorded in ``node``'s subtree, itself

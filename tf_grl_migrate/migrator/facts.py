@@ -272,6 +272,7 @@ class _Reach:
     hold a relative import and sit in line with one's folder."""
 
     def __init__(self, modules: Collection[str]):
+        self.modules = modules
         self.stems = _Words({os.path.basename(os.path.dirname(p) if p.endswith("__init__.py") else p[:-3])
                              for p in modules})
         self.folders = {os.path.dirname(os.path.abspath(p)) for p in modules}
@@ -326,7 +327,7 @@ def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
     found = set()
     reach = _Reach(wanted) if wanted is not None else None
     for path, raw in sources.items():
-        if reach is not None and wanted is not None and not _may_star_import(run, path, raw, wanted, reach):
+        if reach is not None and not _may_star_import(run, path, raw, reach):
             continue
         try:
             tree = ast.parse(raw)
@@ -340,13 +341,14 @@ def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
     return found
 
 
-def _may_star_import(run: Run, path: str, raw: bytes, wanted: Collection[str], reach: _Reach) -> bool:
-    """Whether the source at ``path`` may star-import a wanted module (False only when it cannot)."""
+def _may_star_import(run: Run, path: str, raw: bytes, reach: _Reach) -> bool:
+    """Whether the source at ``path`` may star-import a wanted module (``reach.modules``; False
+    only when it cannot)."""
     names = _star_from_names(raw)  # `.mod`, `pkg.mod`: where each `import *` is on a plain line
     if names is not None:
         # a module is spelt last in its name (`pkg.mod`), so only a name ending in a wanted stem, or a
         # bare `from . import *`, is resolved
-        return any(run.module_path(path, bare.decode("ascii", "replace"), len(name) - len(bare)) in wanted
+        return any(run.module_path(path, bare.decode("ascii", "replace"), len(name) - len(bare)) in reach.modules
                    for name in names
                    if not (bare := name.lstrip(b".")) or bare.rpartition(b".")[2] in reach.stems.set)
     return reach.may(path, raw)  # `from . import *` spells no stem: it names a package of the folders above

@@ -30,7 +30,7 @@ from .nodes import (
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
-from .traversal import LINE_BREAK, NodeMap, Quick
+from .traversal import LINE_BREAK, NodeMap, Quick, indent_of
 
 _Importing = Union[cst.Import, cst.ImportFrom]
 
@@ -588,14 +588,7 @@ class _Kept:
         return cst.SimpleStatementLine(body=[cst.Expr(cst.Name(f"{_KEPT_MARK}{len(held) - 1}__"))])
 
     def _indent(self, statement: cst.CSTNode) -> str:
-        """The indent the original module writes ``statement`` at: its blocks' own, outermost first."""
-        parts = []
-        node = self.walk.parents.get(statement)
-        while node is not None:
-            if isinstance(node, cst.IndentedBlock):
-                parts.append(self.original.default_indent if node.indent is None else node.indent)
-            node = self.walk.parents.get(node)
-        return "".join(reversed(parts))
+        return indent_of(statement, self.walk.parents, self.original.default_indent)
 
     def _text(self, statement: cst.CSTNode) -> str:
         return self.source[self.line_starts[self.walk.breaks_before(statement)]:

@@ -418,7 +418,6 @@ class _Unrecorded:
 
 
 _UNRECORDED = _Unrecorded()
-_LINE_BREAK = re.compile(r"\r\n?|\n")  # what PositionProvider counts as one
 
 
 class _Locator:
@@ -469,6 +468,17 @@ class _Locator:
         return _UNRECORDED
 
 
+def indent_of(statement: cst.CSTNode, parents: NodeMap, default_indent: str) -> str:
+    """The indent the module writes ``statement`` at: its blocks' own, outermost first."""
+    parts = []
+    node = parents.get(statement)
+    while node is not None:
+        if isinstance(node, cst.IndentedBlock):
+            parts.append(default_indent if node.indent is None else node.indent)
+        node = parents.get(node)
+    return "".join(reversed(parts))
+
+
 class Positions:
     """Where a node starts (line, 1-based; column, 0-based), as ``PositionProvider`` says, without
     its pass over the whole module (it records a range for every node, generating all the code:
@@ -499,14 +509,12 @@ class Positions:
         if at is None:
             return self._public(node)
         statement = chain[at]
-        default = self.module.default_indent
-        indents = [default if n.indent is None else n.indent for n in reversed(chain[at + 1:])
-                   if isinstance(n, cst.IndentedBlock)]
-        state = _Locator(default, self.module.default_newline, indents, node)
+        indent = indent_of(statement, self.parents, self.module.default_indent)
+        state = _Locator(self.module.default_indent, self.module.default_newline, [indent], node)
         try:
             statement._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
         except _Reached as reached:
-            before = _LINE_BREAK.split("".join(state.tokens[:reached.at]))
+            before = LINE_BREAK.split("".join(state.tokens[:reached.at]))  # as PositionProvider counts
             return 1 + self._breaks_before(statement) + len(before) - 1, len(before[-1])
         except Exception:  # noqa: BLE001 - a protocol this libcst does not keep: the provider's answer
             pass

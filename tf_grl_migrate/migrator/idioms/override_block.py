@@ -308,7 +308,7 @@ def _entries(facts: Facts, site: Site, mapping: cst.Dict, found: _Found) -> set[
             mapped.add(op_name)
             found.phantoms.append(op_name)
             continue
-        if op is None:  # an op type the tool cannot wrap: refused where the block may make one (_call_sites)
+        if op is None:  # an op type the tool cannot wrap: refused where the block may make one (_unwrappable_made)
             mapped.add(op_name)
             found.unmade.append(op_name)
             continue
