@@ -131,6 +131,26 @@ def test_positions_are_libcsts_own(source):
         assert positions.start(node) == (want.line, want.column), (type(node).__name__, _code_of(module, node))
 
 
+@pytest.mark.parametrize("source", [*POSITION_SOURCES, "x = 1\n\n# no line break at the end", "",
+                                    *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_code_is_libcsts_own(source):
+    """traversal.code_for writes every node (and the module) as libcst's own ``code_for_node``."""
+    from tf_grl_migrate.migrator.traversal import code_for
+
+    module = cst.parse_module(source)
+    assert code_for(module, module) == module.code
+    collector = Collector()
+    collector.walk(module)
+    for node in collector.nodes:
+        try:
+            want = module.code_for_node(node)
+        except Exception as exc:  # noqa: BLE001 - one only its parent writes (an annotation's `:` or `->`)
+            with pytest.raises(type(exc)):
+                code_for(module, node)
+            continue
+        assert code_for(module, node) == want, type(node).__name__
+
+
 @pytest.mark.parametrize("source", [*POSITION_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])
 def test_spans_name_the_statements_whose_code_they_stand_for(source):
     """Collector.span places each statement in the module's ``ast`` as the safety net finds it:

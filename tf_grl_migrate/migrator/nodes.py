@@ -12,14 +12,17 @@ import libcst as cst
 
 from . import precheck
 from .scopes import ClassScope, Scope
-from .traversal import NodeMap, QuickVisitor, Recorded
+from .traversal import NodeMap, QuickVisitor, Recorded, code_for
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseStatement's two kinds
 
 
 def code_of(node: cst.CSTNode) -> str:
     dotted = _dotted_code(node)
-    return dotted if dotted is not None else cst.Module(body=[]).code_for_node(node)
+    return dotted if dotted is not None else code_for(_BARE, node)
+
+
+_BARE = cst.Module(body=[])  # the layout code_of writes a node in: libcst's defaults
 
 
 def _dotted_code(node: cst.CSTNode) -> str | None:

@@ -30,7 +30,7 @@ from .nodes import (
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
-from .traversal import LINE_BREAK, NodeMap, Quick, indent_of
+from .traversal import LINE_BREAK, NodeMap, Quick, code_for, indent_of
 
 _Importing = Union[cst.Import, cst.ImportFrom]
 
@@ -505,10 +505,10 @@ def written(original: cst.Module, new: cst.Module, source: str, walk: Collector)
     if (not original.body or not _same(new.header, original.header) or not _same(new.footer, original.footer)
             or not original.has_trailing_newline or not new.has_trailing_newline
             or (new.default_newline, new.default_indent) != (original.default_newline, original.default_indent)):
-        return new.code
+        return code_for(new, new)
     line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(source))]
     starts = [line_starts[walk.breaks_before(statement)] for statement in original.body]
-    footer = "".join(original.code_for_node(line) for line in original.footer)
+    footer = "".join(code_for(original, line) for line in original.footer)
     ends = [*starts[1:], len(source) - len(footer)]
     kept = {id(statement): i for i, statement in enumerate(original.body)}
     parts = [source[:starts[0]]]
@@ -518,7 +518,7 @@ def written(original: cst.Module, new: cst.Module, source: str, walk: Collector)
         if i is not None:
             parts.append(source[starts[i]:ends[i]])
         else:
-            parts.append(new.code_for_node(statement) if nested is None else nested.generated(new, statement))
+            parts.append(code_for(new, statement) if nested is None else nested.generated(new, statement))
     parts.append(footer)
     return "".join(parts)
 
@@ -545,14 +545,14 @@ class _Kept:
         held: list[tuple[cst.CSTNode, str]] = []
         stripped = self._hold(statement, "", held)
         if not held:
-            return module.code_for_node(statement)
-        code = module.code_for_node(stripped)
+            return code_for(module, statement)
+        code = code_for(module, stripped)
         parts, at, newline = [], 0, module.default_newline
         for m in _KEPT.finditer(code):
             kept, indent = held[int(m.group(1))]
             line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
             if code[line:m.start()] != indent or not code.startswith(newline, m.end()):
-                return module.code_for_node(statement)  # not where _hold expected it: generated whole
+                return code_for(module, statement)  # not where _hold expected it: generated whole
             parts += [code[at:line], self._text(kept)]
             at = m.end() + len(newline)
         return "".join([*parts, code[at:]])
