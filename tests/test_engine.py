@@ -522,3 +522,19 @@ def _names_and_attributes(source):
 
     cst.parse_module(source).visit(Visitor())
     return found
+
+
+@pytest.mark.parametrize("literal", ["'a'", '"Sign"', "''", '"it\'s"', "'a\\nb'", "r'a\\b'", "u'x'", "b'x'", "rb'x'",
+                                     '"""t"""', "'''a'b'''", '"a" "b"', 'f"x"', "'é'", "x"])
+def test_string_value_is_the_literals_value(literal):
+    """nodes.string_value reads a plain literal from its text and evaluates the rest: the value
+    Python gives a str literal, None for bytes, an f-string or no literal."""
+    import ast
+
+    from tf_grl_migrate.migrator.nodes import string_value
+
+    try:
+        want = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, TypeError):
+        want = None
+    assert string_value(cst.parse_expression(literal)) == (want if isinstance(want, str) else None)

@@ -17,7 +17,7 @@ from ..report import Diagnostic
 from . import facts, idioms, precheck
 from .bindings import COMPREHENSION_LATE, Bindings
 from .idioms.contract import Facts, NodeT, T
-from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports
+from .nodes import code_of, is_map_call, is_runtime_receiver, star_exports, string_value
 from .safety import Span
 from .scopes import Assignment, BaseAssignment, ImportAssignment, Scope
 from .sites import Registration, Site, regs_of
@@ -403,10 +403,9 @@ class Planner:
         """What identifies a gradient name expression, so a registration and a use match: a string
         value; the bindings a name may read (each by its name and where it and its scope start in
         the module); an expression's code in its scope. Plain data, the same for the same text."""
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-            value = expr.evaluated_value
-            if isinstance(value, str):
-                return ("str", value)
+        value = string_value(expr)
+        if value is not None:
+            return ("str", value)
         if isinstance(expr, cst.Name):
             bound = self.bound_value(expr)
             if isinstance(bound, (cst.SimpleString, cst.ConcatenatedString)):

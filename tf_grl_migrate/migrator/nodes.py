@@ -61,6 +61,20 @@ def parsed_expression(source: str) -> cst.BaseExpression:
     return cst.parse_expression(source)
 
 
+def string_value(expr: cst.CSTNode | None) -> str | None:
+    """The value of a string literal (not a bytes one, nor an f-string), else None. A one-line
+    literal with no prefix and no backslash is its text between the quotes; others are evaluated
+    (libcst's ``evaluated_value``: an ``ast.literal_eval``, a parse)."""
+    if type(expr) is cst.SimpleString:
+        text = expr.value
+        if text[0] in "'\"" and "\\" not in text and not text.startswith(('"""', "'''")):
+            return text[1:-1]
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
 def receiver(call: cst.CSTNode) -> cst.BaseExpression:
     """What a ``<receiver>.method(...)`` call (an override map's) is called on."""
     return cst.ensure_type(cst.ensure_type(call, cst.Call).func, cst.Attribute).value
@@ -300,8 +314,8 @@ def star_exports(module: cst.Module) -> set[str] | bool:
         value = element.value
         if not isinstance(element, cst.Element) or not isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             return True
-        text = value.evaluated_value
-        if not isinstance(text, str):
+        text = string_value(value)
+        if text is None:
             return True
         names.add(text)
     return names

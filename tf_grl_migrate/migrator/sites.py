@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..knowledge import ops
 from . import facts
+from .nodes import string_value
 from .verdicts import Refusal
 
 
@@ -55,14 +56,6 @@ class Dispatch:
 
 def is_string_literal(expr: cst.CSTNode | None) -> bool:
     return string_value(expr) is not None
-
-
-def string_value(expr: cst.CSTNode | None) -> str | None:
-    """The value of a string literal (not a bytes one, nor an f-string), else None."""
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
 
 
 def regs_of(target: object) -> list:

@@ -13,9 +13,9 @@ import libcst as cst
 from ...knowledge import ops
 from ...report import Diagnostic
 from .. import precheck
-from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted, receiver
+from ..nodes import code_of, enclosing_scopes, is_plain, load_names, operator_spelling, quoted, receiver, string_value
 from ..scopes import ClassScope
-from ..sites import Registration, Site, regs_of, string_value
+from ..sites import Registration, Site, regs_of
 from ..traversal import QuickVisitor
 from ..verdicts import Hint, Refusal
 from . import registered_gradient, runtime_hint, straight_through, targets
@@ -182,7 +182,7 @@ def taken_as_value(facts: Facts) -> list[cst.Attribute | cst.Call]:
     for call in facts.name_calls:
         if (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2
                 and isinstance(call.args[1].value, cst.SimpleString)
-                and call.args[1].value.evaluated_value == precheck.MARKER and facts.is_graph(call.args[0].value)):
+                and string_value(call.args[1].value) == precheck.MARKER and facts.is_graph(call.args[0].value)):
             found.append(call)
     return found
 
@@ -496,9 +496,8 @@ def unseen_code(facts: Facts, site: Site, mapping: cst.Dict | None) -> str | Non
     """What in the block hands control to code the tool cannot see (a call, as spelled, or a
     ``yield`` / ``await`` / import / context manager / nested definition), or None: every
     call in it is one the tool can see into or provably makes none of the mapped types."""
-    keys = {e.key.evaluated_value for e in mapping.elements if isinstance(e, cst.DictElement)
-            and isinstance(e.key, (cst.SimpleString, cst.ConcatenatedString))
-            and isinstance(e.key.evaluated_value, str)} if isinstance(mapping, cst.Dict) else set()
+    keys = {key for e in mapping.elements if isinstance(e, cst.DictElement)
+            and (key := string_value(e.key)) is not None} if isinstance(mapping, cst.Dict) else set()
     scan = body_scan(facts, site)
     if scan.opaque:
         return f"`{scan.opaque[0][1]}`"

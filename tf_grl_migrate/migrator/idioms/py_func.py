@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import calls_in, parsed_expression, receiver, with_keywords
+from ..nodes import calls_in, parsed_expression, receiver, string_value, with_keywords
 from ..plan import DropItem, DropStatement, Edit, Keep, Recall
-from ..sites import Site, string_value
+from ..sites import Site
 from ..verdicts import Hint
 from . import override_block
 from .base import Idiom, source

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import attributes_in, code_of, parsed_expression, receiver, with_keywords
+from ..nodes import attributes_in, code_of, parsed_expression, receiver, string_value, with_keywords
 from ..plan import Drop, Edit, Keep, Recall
-from ..sites import Dispatch, Registration, is_string_literal, string_value
+from ..sites import Dispatch, Registration, is_string_literal
 from ..verdicts import Hint, Refusal
 from . import override_block, registered_gradient
 from .base import Idiom, source

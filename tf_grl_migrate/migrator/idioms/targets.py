@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 import libcst as cst
 
 from ...knowledge import ops
-from ..nodes import code_of
+from ..nodes import code_of, string_value
 from ..scopes import Assignment, FunctionScope, GlobalScope, ImportAssignment
-from ..sites import Dispatch, string_value
+from ..sites import Dispatch
 from ..verdicts import Hint, Refusal
 
 if TYPE_CHECKING:
@@ -221,8 +221,8 @@ def parameter_values(facts: Facts, param: cst.Param) -> list[str | None] | Reaso
 
 def _literals(facts: Facts, value: cst.BaseExpression) -> list[str | None] | None:
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-        v = value.evaluated_value
-        if not isinstance(v, str):
+        v = string_value(value)
+        if v is None:
             return None
         facts.spell(v, code_of(value))
         return [v]
