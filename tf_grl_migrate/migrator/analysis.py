@@ -316,21 +316,18 @@ class Planner:
         self.moved: set = set()  # the map calls those rules moved
         self.runtime_registrations: list[Registration] = []  # kept for the blocks on the runtime map
         self._all: set | bool | None = None  # the names `import *` hands on (True: every public one)
-        self._qn: dict = {}  # (id(node), raw) -> (node, its qualified names): the rules ask again
+        self._qn: dict = {}  # id(node) -> (node, its qualified names, canonical ones): the rules ask again
         self.facts: Facts = RuleFacts(self)  # what the rules read
 
     # -- helpers ---------------------------------------------------------------------------
     def qn(self, node: cst.CSTNode | None, raw: bool = False) -> set[str]:
-        known = self._qn.get((id(node), raw))
-        if known is not None and known[0] is node:  # asked before (the node is held: its id is its own)
-            return set(known[1])
-        scope = self.scopes.get(node)
-        if scope is None:
-            return set()
-        names = scope.qualified_names(node)
-        found = names if raw else {ops.canonical(name) for name in names}
-        self._qn[(id(node), raw)] = (node, frozenset(found))
-        return found
+        known = self._qn.get(id(node))
+        if known is None or known[0] is not node:  # asked before (the node is held: its id is its own)
+            scope = self.scopes.get(node)
+            names = frozenset(scope.qualified_names(node)) if scope is not None else frozenset()
+            canonical = frozenset(ops.canonical(name) for name in names) if names else names
+            known = self._qn[id(node)] = (node, names, canonical)
+        return set(known[1] if raw else known[2])
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._positions is None:

@@ -96,9 +96,13 @@ class ImportAssignment(Assignment):
         assert isinstance(self.node, (cst.Import, cst.ImportFrom))  # what bindings.py binds it with
         return self.node
 
+    _pairs: list[tuple[str, str]] | None = None  # _imported(statement), found at the first question
+
     def qualified(self, full_name: str) -> set[str]:
+        if self._pairs is None:
+            self._pairs = _imported(self.statement)
         names = set()
-        for bound, real in _imported(self.statement):
+        for bound, real in self._pairs:
             if full_name == bound or full_name.startswith(bound + "."):
                 names.add(real + full_name[len(bound):])
         return names
