@@ -415,14 +415,37 @@ NESTED_SOURCE = (
     '    return y, width\n'
     "# the module's footer\n"
 )
-SPLICE_SOURCES += [NESTED_SOURCE, NESTED_SOURCE.replace("\n", "\r\n")]
+# generated statements written from their template's code (nodes.template_tokens): at depths
+# 1 and 2, a `name=` spanning lines inside the template, and the same template in other layouts
+TEMPLATE_SOURCE = (
+    "import tensorflow as tf\n"
+    "\n"
+    "\n"
+    "def binarize(x):\n"
+    "    with tf.get_default_graph().gradient_override_map({'Sign': 'Identity'}):\n"
+    "        return tf.sign(x)\n"
+    "\n"
+    "\n"
+    "class Net:\n"
+    "    def call(self, x):\n"
+    "        # a comment the dissolved block hands on\n"
+    "        with tf.get_default_graph().gradient_override_map({'Sign': 'Identity'}):\n"
+    "            y = tf.sign(x, name=('s'\n"
+    "                                 'ign'))\n"
+    "        with tf.get_default_graph().gradient_override_map({'Round': 'Identity'}):\n"
+    "            z = tf.round(y)\n"
+    "        return z\n"
+)
+SPLICE_SOURCES += [NESTED_SOURCE, NESTED_SOURCE.replace("\n", "\r\n"), TEMPLATE_SOURCE,
+                   TEMPLATE_SOURCE.replace("    ", "\t").replace("\n", "\r\n"), TEMPLATE_SOURCE.replace("    ", "  ")]
 
 
 @pytest.mark.parametrize("source", [*SPLICE_SOURCES, *(
     p.read_text(encoding="utf-8") for p in sorted((CASES / "rewrite").glob("*/before.py")))])
 def test_the_rewritten_module_is_written_as_libcst_writes_it(source, monkeypatch):
-    """rewrite.written copies each top-level statement the rewrite kept from the source, and
-    generates the rest: the code is libcst's own ``new.code``, byte for byte."""
+    """rewrite.written copies each statement the rewrite kept from the source, writes each
+    generated from a template from that template's code, and generates the rest: the code is
+    libcst's own ``new.code``, byte for byte."""
     from tf_grl_migrate.migrator import codemod, rewrite
 
     calls = []
@@ -471,15 +494,41 @@ def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_k
     from tf_grl_migrate.migrator.nodes import code_of
 
     held = []
-    stand_in = rewrite._Kept._stand_in
-    monkeypatch.setattr(rewrite._Kept, "_stand_in", staticmethod(
-        lambda statement, indent, into: held.append(code_of(statement)) or stand_in(statement, indent, into)))
+    text = rewrite._Kept._text
+    monkeypatch.setattr(rewrite._Kept, "_text", lambda self, statement: held.append(code_of(statement))
+                        or text(self, statement))
     result = codemod.migrate_code(NESTED_SOURCE)
     assert result.code != NESTED_SOURCE
     assert any(h.lstrip().startswith("def build") for h in held)
     assert any('"""a string' in h for h in held)
     assert sum(h.startswith("z = ") for h in held) == 2  # in the class indented by two, and the tabbed one
     assert not any("width" in h for h in held)
+
+
+@pytest.mark.parametrize("layout", [{}, {"    ": "\t", "\n": "\r\n"}, {"    ": "  "}])
+def test_generated_statements_made_from_a_template_are_written_from_its_code(layout, monkeypatch):
+    """rewrite._Kept: a generated straight-through function (nodes.parsed_statement's node, as
+    made) stands in for its template's code, at each depth it is written at and in each layout;
+    one given the comment lines of the block it replaces is generated. The module is libcst's
+    own code (test above)."""
+    from tf_grl_migrate.migrator import codemod, rewrite
+
+    source = TEMPLATE_SOURCE
+    for old, new in layout.items():
+        source = source.replace(old, new)
+    indent = layout.get("    ", "    ")
+    written = []
+    template = rewrite._Kept._template
+
+    def seen(module, statement, at):
+        code = template(module, statement, at)
+        if code is not None:
+            written.append(at)
+        return code
+
+    monkeypatch.setattr(rewrite._Kept, "_template", staticmethod(seen))
+    codemod.migrate_code(source)
+    assert written == [indent, indent * 2]  # binarize's, and Round's in the method; not Sign's there
 
 
 @pytest.mark.parametrize("source", [*SCOPE_SOURCES, *(p.read_text(encoding="utf-8") for p in SOURCES)])

@@ -5,6 +5,7 @@ templates parsed once."""
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Union
 
@@ -12,7 +13,7 @@ import libcst as cst
 
 from . import precheck
 from .scopes import ClassScope, Scope
-from .traversal import NodeMap, QuickVisitor, Recorded, code_for
+from .traversal import NodeMap, QuickVisitor, Recorded, Writer, code_for
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseStatement's two kinds
 
@@ -48,11 +49,50 @@ def quoted(node: cst.CSTNode) -> str:
     return "an IPython magic" if code == precheck.MAGIC else f"`{code}`"
 
 
-@functools.lru_cache(maxsize=1024)
+_TEMPLATES: OrderedDict[str, Statement] = OrderedDict()  # text -> its statement, the most recent last
+_TEMPLATE_IDS: dict[int, Statement] = {}  # id -> each of those statements (held by both)
+_TEMPLATES_KEPT = 1024
+
+
 def parsed_statement(source: str) -> Statement:
     """``cst.parse_statement``, once per text: the generated code repeats a few templates, and a
-    libcst node is immutable, so one parsed node serves every module that needs that text."""
-    return cst.parse_statement(source)
+    libcst node is immutable, so one parsed node serves every module that needs that text (the
+    last 1024 texts are kept). The rewrite writes such a statement from its code generated once
+    per layout (``template_tokens``)."""
+    node = _TEMPLATES.get(source)
+    if node is not None:
+        _TEMPLATES.move_to_end(source)
+        return node
+    node = _TEMPLATES[source] = cst.parse_statement(source)
+    _TEMPLATE_IDS[id(node)] = node
+    if len(_TEMPLATES) > _TEMPLATES_KEPT:
+        _, old = _TEMPLATES.popitem(last=False)
+        del _TEMPLATE_IDS[id(old)]
+        _TOKENS.pop(id(old), None)
+    return node
+
+
+_TOKENS: dict[int, dict[tuple[str, str], list]] = {}  # id of a template -> (indent, newline) -> its tokens
+INDENT = object()  # in template_tokens: where the indent of the block the statement is written in goes
+
+
+def template_tokens(node: cst.CSTNode, default_indent: str, default_newline: str) -> list | None:
+    """The code of ``node``, a statement ``parsed_statement`` made (else None), as a module of that
+    layout writes it, in tokens: each ``INDENT`` stands for the indent of the block it is written
+    in (libcst writes a block's indent as tokens of their own, and nothing else of a statement
+    depends on where it stands). Generated once per template and layout."""
+    if _TEMPLATE_IDS.get(id(node)) is not node:
+        return None
+    by_layout = _TOKENS.setdefault(id(node), {})
+    tokens = by_layout.get((default_indent, default_newline))
+    if tokens is None:
+        state = Writer(default_indent, default_newline, [INDENT])  # type: ignore[list-item]
+        try:
+            node._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
+        except Exception:  # noqa: BLE001 - a protocol this libcst does not keep: generated in place
+            return None
+        tokens = by_layout[(default_indent, default_newline)] = state.tokens
+    return tokens
 
 
 @functools.lru_cache(maxsize=1024)

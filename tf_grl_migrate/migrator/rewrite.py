@@ -15,6 +15,7 @@ from . import facts, idioms
 from .analysis import Collector, Planner
 from .imports import Imports
 from .nodes import (
+    INDENT,
     Statement,
     bound_name,
     code_of,
@@ -25,6 +26,7 @@ from .nodes import (
     name_keyword_code,
     parsed_expression,
     respelled_text,
+    template_tokens,
     tight_equal,
 )
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
@@ -153,6 +155,8 @@ class Rewriter(Quick, cst.CSTTransformer):
         return marker
 
     def _relead(self, stmt: Statement, lines: Sequence[cst.EmptyLine]) -> Statement:
+        if len(lines) == len(stmt.leading_lines) and all(a is b for a, b in zip(lines, stmt.leading_lines)):
+            return stmt  # the same lines: the node itself (a template's is written from its code, _Kept)
         new = stmt.with_changes(leading_lines=lines)
         if id(stmt) in self.markers:
             self.markers[id(new)] = new
@@ -531,40 +535,44 @@ _CLAUSES = ("body", "orelse", "handlers", "finalbody", "cases")  # the fields th
 
 
 class _Kept:
-    """Writes a changed top-level statement with the statements inside it that the rewrite left
-    as they were (the walk's own nodes) copied from the source: each stands in as one line
-    (``_KEPT_MARK``) while the rest is generated, then that line is replaced by the source's
-    lines. Only a statement written at the indent it had stands in: one the rewrite moved to
-    another (a dissolved block's) is generated, as are new ones and small ones; a stand-in found
-    anywhere but where it was put has the whole statement generated."""
+    """Writes a changed top-level statement with the statements inside it that need no code
+    generated copied in: those the rewrite left as they were (the walk's own nodes), from the
+    source; the generated ones made from a template (``nodes.parsed_statement``), from the code
+    generated once for it. Each stands in as one line (``_KEPT_MARK``) while the rest is
+    generated, then that line is replaced by the statement's lines. A kept statement stands in
+    only where it is written at the indent it had (one the rewrite moved to another, a dissolved
+    block's, is generated), and only if it is not small; a stand-in found anywhere but where it
+    was put has the whole statement generated."""
 
     def __init__(self, original: cst.Module, source: str, line_starts: list[int], walk: Collector) -> None:
         self.original, self.source, self.line_starts, self.walk = original, source, line_starts, walk
 
     def generated(self, module: cst.Module, statement: cst.CSTNode) -> str:
-        held: list[tuple[cst.CSTNode, str]] = []
-        stripped = self._hold(statement, "", held)
+        whole = self._template(module, statement, "")
+        if whole is not None:
+            return whole
+        held: list[tuple[str, str]] = []  # (a held statement's text, its indent)
+        stripped = self._hold(module, statement, "", held)
         if not held:
             return code_for(module, statement)
         code = code_for(module, stripped)
         parts, at, newline = [], 0, module.default_newline
         for m in _KEPT.finditer(code):
-            kept, indent = held[int(m.group(1))]
+            text, indent = held[int(m.group(1))]
             line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
             if code[line:m.start()] != indent or not code.startswith(newline, m.end()):
                 return code_for(module, statement)  # not where _hold expected it: generated whole
-            parts += [code[at:line], self._text(kept)]
+            parts += [code[at:line], text]
             at = m.end() + len(newline)
         return "".join([*parts, code[at:]])
 
-    def _hold(self, node: cst.CSTNode, indent: str, held: list[tuple[cst.CSTNode, str]]) -> cst.CSTNode:
-        """``node``, written at ``indent``, with each statement of its blocks that the walk recorded
-        at the same indent replaced by a stand-in (its index in ``held``, with that indent), if it
-        is worth it."""
+    def _hold(self, module: cst.Module, node: cst.CSTNode, indent: str, held: list[tuple[str, str]]) -> cst.CSTNode:
+        """``node``, written at ``indent``, with each statement of its blocks that need no code
+        generated replaced by a stand-in (its index in ``held``, with that indent): a template's,
+        and one the walk recorded at the same indent, if it is worth it."""
         if isinstance(node, cst.IndentedBlock):
-            indent += self.original.default_indent if node.indent is None else node.indent
-            body = [self._stand_in(s, indent, held) if self.walk.size(s) >= _WORTH_HOLDING
-                    and self._indent(s) == indent else self._hold(s, indent, held) for s in node.body]
+            indent += module.default_indent if node.indent is None else node.indent
+            body = [self._held(module, s, indent, held) for s in node.body]
             return node.with_changes(body=body) if any(a is not b for a, b in zip(body, node.body)) else node
         if not isinstance(node, (cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.Finally,
                                  cst.MatchCase, getattr(cst, "ExceptStarHandler", cst.ExceptHandler))):
@@ -573,19 +581,32 @@ class _Kept:
         for field in _CLAUSES:
             value = getattr(node, field, None)
             if isinstance(value, (tuple, list)):
-                items = [self._hold(v, indent, held) for v in value]
+                items = [self._hold(module, v, indent, held) for v in value]
                 if any(a is not b for a, b in zip(items, value)):
                     changes[field] = items
             elif isinstance(value, cst.CSTNode):
-                item = self._hold(value, indent, held)
+                item = self._hold(module, value, indent, held)
                 if item is not value:
                     changes[field] = item
         return node.with_changes(**changes) if changes else node
 
-    @staticmethod
-    def _stand_in(statement: cst.CSTNode, indent: str, held: list[tuple[cst.CSTNode, str]]) -> cst.SimpleStatementLine:
-        held.append((statement, indent))
+    def _held(self, module: cst.Module, statement: cst.CSTNode, indent: str,
+              held: list[tuple[str, str]]) -> cst.CSTNode:
+        """A statement of a block written at ``indent``: its stand-in where it needs no code
+        generated, else itself with its own blocks' statements held."""
+        text = self._template(module, statement, indent)
+        if text is None and self.walk.size(statement) >= _WORTH_HOLDING and self._indent(statement) == indent:
+            text = self._text(statement)
+        if text is None:
+            return self._hold(module, statement, indent, held)
+        held.append((text, indent))
         return cst.SimpleStatementLine(body=[cst.Expr(cst.Name(f"{_KEPT_MARK}{len(held) - 1}__"))])
+
+    @staticmethod
+    def _template(module: cst.Module, statement: cst.CSTNode, indent: str) -> str | None:
+        """The code of a template's statement written at ``indent``, else None."""
+        tokens = template_tokens(statement, module.default_indent, module.default_newline)
+        return None if tokens is None else "".join(indent if t is INDENT else t for t in tokens)
 
     def _indent(self, statement: cst.CSTNode) -> str:
         return indent_of(statement, self.walk.parents, self.original.default_indent)

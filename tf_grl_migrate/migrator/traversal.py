@@ -420,7 +420,7 @@ class _Unrecorded:
 _UNRECORDED = _Unrecorded()
 
 
-class _Writer:
+class Writer:
     """A codegen state: what libcst's nodes write their code through (``node._codegen(state)``,
     the protocol libcst's own state and PositionProvider's implement), keeping the tokens. Its
     ``record_syntactic_position`` hands back one do-nothing context, where libcst's makes a
@@ -461,9 +461,9 @@ class _Writer:
 
 
 def code_for(module: cst.Module, node: cst.CSTNode) -> str:
-    """``module.code_for_node(node)``, through ``_Writer``; through libcst's own state where this
-    libcst's nodes ask the state for more than the protocol ``_Writer`` serves."""
-    state = _Writer(module.default_indent, module.default_newline, [])
+    """``module.code_for_node(node)``, through ``Writer``; through libcst's own state where this
+    libcst's nodes ask the state for more than the protocol ``Writer`` serves."""
+    state = Writer(module.default_indent, module.default_newline, [])
     try:
         node._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
     except Exception:  # noqa: BLE001 - a protocol this libcst does not keep (or a node libcst refuses too)
@@ -471,8 +471,8 @@ def code_for(module: cst.Module, node: cst.CSTNode) -> str:
     return "".join(state.tokens)
 
 
-class _Locator(_Writer):
-    """A ``_Writer`` that stops at one node's start where PositionProvider records it: on entering
+class _Locator(Writer):
+    """A ``Writer`` that stops at one node's start where PositionProvider records it: on entering
     its syntactic position (or, for a block, its first statement's), or before its code for a
     node that records none. Nothing after the node is generated, and no position is computed for
     any other node."""
