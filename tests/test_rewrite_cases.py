@@ -119,12 +119,14 @@ SCREEN_SHAPES = {
 @pytest.mark.parametrize("source", [*SCREEN_SHAPES.values(), *(
     _read(p) for p in sorted(CASES.glob("*/*/before.py")))])
 def test_the_screens_first_look_at_the_lines_naming_the_map_answers_as_the_whole_walk(source):
-    """precheck: the top-level statements on lines that name the map are walked first; where
-    one reaches it, that is the whole walk's answer (a docstring, a comment or an unread string
-    on such a line falls through to the whole walk)."""
+    """precheck: the nodes on lines that name the map (and those holding them: a decorated def
+    by its decorators' lines) are walked first; where one reaches it, that is the whole walk's
+    answer (a docstring, a comment or an unread string on such a line falls through to the whole
+    walk). Pruned by every line, the walk is the whole walk."""
     from tf_grl_migrate.migrator import precheck
 
     tree = ast.parse(source)
+    assert precheck._reaches_on(tree, set(range(1, source.count("\n") + 2))) == precheck._reaches(tree)
     shuffled = "# gradient_override_map\n" + source  # a line naming it before the first statement
     assert precheck._nothing_reaches_the_map(tree, source) == (not precheck._reaches(tree))
     assert precheck._nothing_reaches_the_map(ast.parse(shuffled), shuffled) == (not precheck._reaches(tree))

@@ -62,19 +62,15 @@ COMPILE_FIRST = 64_000
 
 
 def _nothing_reaches_the_map(tree: Any, code: str = "") -> bool:
-    """No node of ``tree`` reaches the map (``_reaches``). The top-level statements on the lines
-    that name it in ``code`` are asked first: one that does answers for the whole, without
+    """No node of ``tree`` reaches the map (``_reaches``). The lines that name it in ``code`` are
+    looked at first (``_reaches_on``): a node there that does answers for the whole, without
     walking the rest of a module that holds an override."""
-    import bisect
-
     if code and tree.body:
-        starts = [first_line(stmt) for stmt in tree.body]
-        asked, line, at = set(), 1, 0
+        lines, line, at = set(), 1, 0
         for m in _NAMED.finditer(code):  # a line's number, as ast counts (only speed is at stake)
             line, at = line + code.count("\n", at, m.start()), m.start()
-            asked.add(bisect.bisect_right(starts, line) - 1)
-        asked.discard(-1)
-        if any(_reaches(tree.body[i]) for i in sorted(asked)):
+            lines.add(line)
+        if _reaches_on(tree, lines):
             return False
     return not _reaches(tree)
 
@@ -84,19 +80,49 @@ _NAMED = re.compile("|".join(MARKERS))  # where a statement may reach the map (P
 
 def _reaches(tree: Any) -> bool:
     """Whether a node under ``tree`` (itself included) may reach the map."""
+    return _reaches_on(tree, None)
+
+
+def _reaches_on(tree: Any, lines: set[int] | None) -> bool:
+    """Whether a node under ``tree`` (itself included) may reach the map; with ``lines``, of the
+    nodes that stand on one of them (or hold one): those on other lines are not walked. Read
+    field by field (``ast.walk``'s generators cost more than the checks on a small module)."""
     import ast
 
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute) and n.attr in (MARKER, PRIVATE):
-            if isinstance(n.value, ast.Name) and is_runtime_map(n.value.id):
-                continue  # the runtime's map, not a graph's: migrated already
-            if n.attr == PRIVATE or isinstance(n.ctx, ast.Load):
-                return True
-        elif ((isinstance(n, ast.Name) and n.id == MARKER) or (isinstance(n, ast.alias) and n.name == MARKER)
-              or (isinstance(n, ast.Constant) and n.value == MARKER)):
-            return True  # a wrapper named like the API, imported under another name, or getattr(g, "...")
-        elif (isinstance(n, ast.Attribute) and n.attr == DEFUN) or (isinstance(n, ast.Name) and n.id == DEFUN):
-            return True  # a Defun: its gradient is the analysis's to decide
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if _reaching(node):
+            return True
+        for field in node._fields:
+            value = getattr(node, field, None)
+            for child in value if isinstance(value, list) else (value,):
+                if not isinstance(child, ast.AST):
+                    continue
+                first = getattr(child, "lineno", None) if lines is not None else None
+                if first is not None:  # a node of no line of its own (arguments, a with item) is walked
+                    first = min([first, *(d.lineno for d in getattr(child, "decorator_list", ()))])
+                    last = getattr(child, "end_lineno", None) or first
+                    if not any(first <= line <= last for line in lines):  # type: ignore[union-attr]
+                        continue
+                stack.append(child)
+    return False
+
+
+def _reaching(n: Any) -> bool:
+    """Whether ``n`` itself may reach the map."""
+    import ast
+
+    if isinstance(n, ast.Attribute) and n.attr in (MARKER, PRIVATE):
+        if isinstance(n.value, ast.Name) and is_runtime_map(n.value.id):
+            return False  # the runtime's map, not a graph's: migrated already
+        if n.attr == PRIVATE or isinstance(n.ctx, ast.Load):
+            return True
+    elif ((isinstance(n, ast.Name) and n.id == MARKER) or (isinstance(n, ast.alias) and n.name == MARKER)
+          or (isinstance(n, ast.Constant) and n.value == MARKER)):
+        return True  # a wrapper named like the API, imported under another name, or getattr(g, "...")
+    elif (isinstance(n, ast.Attribute) and n.attr == DEFUN) or (isinstance(n, ast.Name) and n.id == DEFUN):
+        return True  # a Defun: its gradient is the analysis's to decide
     return False
 
 
