@@ -395,3 +395,13 @@ def test_the_next_pass_screens_the_safety_nets_tree_of_the_rewritten_code(monkey
     monkeypatch.undo()
     fresh = codemod._again(result.code, False, None, None)
     assert fresh == codemod._again(result.code, False, None, ast.parse(result.code))
+
+
+@pytest.mark.parametrize("source", [*SCREEN_SHAPES.values(), "global a, b\nmatch x:\n    case C(k=1): pass\n",
+                                    *(_read(p) for p in sorted(CASES.glob("*/*/before.py"))[::3])])
+def test_the_packages_ast_walk_is_asts_own(source):
+    """precheck.walk meets the nodes ast.walk meets, in its order (names in lists are no nodes)."""
+    from tf_grl_migrate.migrator import precheck
+
+    tree = ast.parse(source)
+    assert list(map(id, precheck.walk(tree))) == list(map(id, ast.walk(tree)))

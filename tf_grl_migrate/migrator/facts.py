@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from .precheck import DEFUN, MARKER
+from .precheck import DEFUN, MARKER, walk
 from .verdicts import Refusal
 
 REGISTER = "RegisterGradient"
@@ -135,7 +135,7 @@ def gather(path: str, source: str) -> ModuleFacts | None:
             seen[name] = seen.get(name, 0) + 1
         _module_statement(facts, stmt)
     facts.bound_twice = {n for n, count in seen.items() if count > 1}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call):
             _call(facts, node, source)
     return facts
@@ -241,12 +241,12 @@ def _as_gradient(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...
     op = args.args[0].arg
     reads: set[str] = set()
     counted: set[int] = set()
-    for node in ast.walk(fdef):
+    for node in walk(fdef):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == op and (
                 node.attr in ("inputs", "outputs") and isinstance(node.ctx, ast.Load)):
             reads.add(node.attr)
             counted.add(id(node.value))
-    for node in ast.walk(fdef):
+    for node in walk(fdef):
         if isinstance(node, ast.Name) and node.id == op and id(node) not in counted and not isinstance(
                 node.ctx, ast.Del):
             return f"line {node.lineno} uses `{op}` other than as {op}.inputs and {op}.outputs"
@@ -333,7 +333,7 @@ def star_imported(paths: list[str], roots: list[str], sources: dict[str, bytes],
             tree = ast.parse(raw)
         except (SyntaxError, ValueError):
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
                 target = run.module_path(path, node.module or "", node.level)
                 if target is not None and target != path:
@@ -640,7 +640,7 @@ class Run:
                 expr.attr in names)
 
         out = []
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and node.keywords and named(node.func):
                 used, keyword = node.func, node.keywords[0]
                 shown = f"{keyword.arg}=" if keyword.arg else "**"

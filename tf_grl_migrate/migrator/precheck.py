@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,22 @@ def _reaches_on(tree: Any, lines: set[int] | None) -> bool:
                         continue
                 stack.append(child)
     return False
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """``ast.walk(node)``: the same nodes in the same order (breadth first, each node's children
+    field by field), read without ``ast.iter_child_nodes``' two generators per node."""
+    import ast
+
+    todo = [node]
+    for n in todo:  # grows while it is read: breadth first
+        yield n
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, list):
+                todo.extend([child for child in value if isinstance(child, ast.AST)])
+            elif isinstance(value, ast.AST):
+                todo.append(value)
 
 
 def _reaching(n: Any) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from .precheck import MARKER, statement_text
+from .precheck import MARKER, statement_text, walk
 
 RUNTIME_FLIP = "flip_gradient"  # tf_grl_migrate.flip_gradient(x, scale): the scale is added on purpose
 RUNTIME_PY_FUNC = "py_func"  # tf_grl_migrate.py_func(..., grad=, override_types=): the registration moves there
@@ -99,7 +99,7 @@ def check(original: str, new: str, removed: list, dissolved: Sequence[Piece], wh
         raise SafetyError(f"the rewritten code does not parse ({exc.msg}, line {exc.lineno}); nothing written") from exc
     known = _Original(original, original_tree)
     for piece in dissolved:
-        for node in (n for statement in known.statements(piece) for n in ast.walk(statement)):
+        for node in (n for statement in known.statements(piece) for n in walk(statement)):
             what = _hazard(node)
             if what:
                 raise SafetyError(f"the rewrite would remove an override around `{what}`, which runs code the "
@@ -156,14 +156,14 @@ class _Scopes:
         if path not in self._found:
             scope = self.at(path[:-1])
             self._found[path] = None if scope is None else next(
-                (n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                (n for n in walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                  and n.name == path[-1] and n is not scope), None)
         return self._found[path]
 
     def loads(self, scope: ast.AST) -> list[tuple[str, int]]:
         """(name, line) of each name ``scope`` loads, in ``ast.walk``'s order."""
         if id(scope) not in self._loads:
-            self._loads[id(scope)] = [(n.id, n.lineno) for n in ast.walk(scope)
+            self._loads[id(scope)] = [(n.id, n.lineno) for n in walk(scope)
                                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         return self._loads[id(scope)]
 

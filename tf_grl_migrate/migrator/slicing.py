@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge import ops
-from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text
+from .precheck import MARKER, PRIVATE, first_line, last_line, statement_text, walk
 
 # What marks code the analysis reads: an override's words, and a layer's weight lists, which the
 # Keras rules respell anywhere in a migrated module (idioms/keras_layer): a def or class that
@@ -85,7 +85,7 @@ def _names(node: ast.AST, unit: _Unit | None = None, nodes: list[ast.AST] | None
     targets), the attributes it assigns and the names it reads. ``nodes``: every node under
     ``node`` (``ast.walk``'s), where the caller has them."""
     names, bare = set(), set()
-    for n in ast.walk(node) if nodes is None else nodes:
+    for n in walk(node) if nodes is None else nodes:
         if isinstance(n, ast.Name):
             names.add(n.id)
             bare.add(n.id)
@@ -137,7 +137,7 @@ def module_binds(stmt: ast.stmt) -> set:
         n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(n.name)
-            for inner in ast.walk(n):
+            for inner in walk(n):
                 if isinstance(inner, ast.Global):
                     out.update(inner.names)
                 elif isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
@@ -183,7 +183,7 @@ def _feeds(assignments: list, receivers: set) -> set:
     out = set()
     for n in assignments:
         targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-        hit = {t.id if isinstance(t, ast.Name) else t.attr for target in targets for t in ast.walk(target)
+        hit = {t.id if isinstance(t, ast.Name) else t.attr for target in targets for t in walk(target)
                if isinstance(t, (ast.Name, ast.Attribute))}
         if hit & receivers:
             out |= _names(n.value)[0]
@@ -276,7 +276,7 @@ def _kept_facts(kept: list, lines: list) -> tuple:
     plain: list = []  # other kept statements (`if __name__ == "__main__": main()`)
     assignments: list = []
     for stmt in kept:  # they bind a name that counts (a map or graph an override reads)
-        nodes = list(ast.walk(stmt))
+        nodes = list(walk(stmt))
         bare, binds = _names(stmt, nodes=nodes)[1], module_binds(stmt)
         receivers |= _receivers(nodes)
         assignments.append(_assignments(nodes))
@@ -335,7 +335,7 @@ def slice_module(code: str, tree: ast.Module) -> Slice | None:
                 mentions |= unit.bare
                 core |= unit.binds & seen  # bound here (a `global`), used by an override: every use counts
                 bound |= unit.binds
-                receivers |= _feeds(_assignments(ast.walk(unit.node)), receivers)
+                receivers |= _feeds(_assignments(walk(unit.node)), receivers)
                 kept.append(unit.node)
     elided = [u for u in units if not u.kept]
     if not elided:
