@@ -9,7 +9,7 @@ import ast
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from .precheck import MARKER, statement_text, walk
 
@@ -268,7 +268,7 @@ def _is_compat_v1(node: ast.AST) -> bool:
             and node.value.attr == "compat")
 
 
-def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
+def _shape(node: Any, flips: bool, skip: tuple[str, ...] = ()) -> object:
     """A statement's shape, blurred where the rewrite changes code on purpose: names (fresh
     inputs, renamed gradient functions), call targets (an op call becomes a call of its
     custom-gradient function; removed TF aliases get their TF2 names), a TF1-only name's
@@ -277,24 +277,27 @@ def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
     names), ``op.inputs`` (the list of them), and ``a * b`` (wrapped: ``f(a, b)``). ``skip``: the
     fields left out (a compound statement's bodies: their statements count one by one). Built
     without copying the tree."""
-    if isinstance(node, list):
-        return tuple(_shape(n, flips) for n in node)
-    if not isinstance(node, ast.AST):
-        return node
-    if isinstance(node, ast.Name):
+    kind = node.__class__  # ast's node classes are leaves: compared by identity, the checks cost less
+    if kind is list:
+        return tuple([_shape(n, flips) for n in node])
+    if kind is ast.Name:
         return "_"
-    if isinstance(node, ast.Attribute) and node.attr in ("inputs", "outputs") and isinstance(node.value, ast.Name):
-        return "_"  # op.inputs -> [a, b]
-    if isinstance(node, ast.List) and node.elts and all(isinstance(e, ast.Name) for e in node.elts):
-        return "_"
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr in (
-            "inputs", "outputs"):
-        return "_"
-    if isinstance(node, ast.Attribute) and _is_compat_v1(node.value):  # a TF1-only name respelled for TF2:
-        return ("Attribute", _shape(node.value.value.value, flips), node.attr,  # type: ignore[attr-defined]
-                _shape(node.ctx, flips))  # `tf.compat.v1.AUTO_REUSE` is TF1's `tf.AUTO_REUSE`
-    if isinstance(node, ast.BinOp):  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
+    if kind is ast.Attribute:
+        if node.attr in ("inputs", "outputs") and node.value.__class__ is ast.Name:
+            return "_"  # op.inputs -> [a, b]
+        if _is_compat_v1(node.value):  # a TF1-only name respelled for TF2:
+            return ("Attribute", _shape(node.value.value.value, flips), node.attr,
+                    _shape(node.ctx, flips))  # `tf.compat.v1.X` is TF1's `tf.X`
+    elif kind is ast.List:
+        if node.elts and all(e.__class__ is ast.Name for e in node.elts):
+            return "_"
+    elif kind is ast.Subscript:
+        if isinstance(node.value, ast.Attribute) and node.value.attr in ("inputs", "outputs"):
+            return "_"
+    elif kind is ast.BinOp:  # `a * b` wrapped in its custom-gradient function: `f(a, b)`
         return ("Call", "_", (_shape(node.left, flips), _shape(node.right, flips)), ())
+    elif not isinstance(node, ast.AST):
+        return node
     if isinstance(node, ast.Call):
         flip = flips and isinstance(node.func, ast.Attribute) and node.func.attr == RUNTIME_FLIP
         args = node.args[:1] if flip else node.args
@@ -306,4 +309,4 @@ def _shape(node: object, flips: bool, skip: tuple[str, ...] = ()) -> object:
         # the values in order, not the keywords' names: a moved call may take TF2's keyword for an
         # argument (`keep_dims=` -> `keepdims=`, a positional one TF2 orders otherwise written by name)
         return ("Call", "_", _shape([*args, *(k.value for k in keywords)], flips), ())
-    return (type(node).__name__, *(_shape(getattr(node, f, None), flips) for f in node._fields if f not in skip))
+    return (kind.__name__, *[_shape(getattr(node, f, None), flips) for f in node._fields if f not in skip])
