@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Union
+from typing import Any, Union
 
 import libcst as cst
 
@@ -48,7 +48,13 @@ class Rewriter(Quick, cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         """Only the nodes the plan edits and those above them are walked: the rest of the module
         comes back as it is (every ``leave_`` here returns an untouched node unchanged)."""
-        return self.path is None or node in self.path
+        return self.path is None or id(node) in self.path
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        """Off the path, the node itself, without looking for its ``leave_`` (see ``on_visit``)."""
+        if self.path is not None and id(original_node) not in self.path:
+            return updated_node
+        return super().on_leave(original_node, updated_node)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         new = self.plan.renames.get(original)
@@ -233,8 +239,8 @@ class Rewriter(Quick, cst.CSTTransformer):
         return updated.with_changes(body=body, footer=(*footer, *updated.footer))
 
 
-def _path_to_edits(plan: Plan, parents: NodeMap) -> set[cst.CSTNode]:
-    """Every node the plan edits, and every node above one."""
+def _path_to_edits(plan: Plan, parents: NodeMap) -> set[int]:
+    """Every node the plan edits, and every node above one, by id (the module holds them)."""
     edited = {
         *plan.op_refs,
         *plan.renames,
@@ -249,10 +255,10 @@ def _path_to_edits(plan: Plan, parents: NodeMap) -> set[cst.CSTNode]:
         *plan.replace_stmts,
         *plan.hoisted_ifs,
     }
-    path = set()
+    path: set[int] = set()
     for node in edited:
-        while node is not None and node not in path:
-            path.add(node)
+        while node is not None and id(node) not in path:
+            path.add(id(node))
             node = parents.get(node)
     return path
 
