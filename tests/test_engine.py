@@ -587,3 +587,21 @@ def test_string_value_is_the_literals_value(literal):
     except (ValueError, SyntaxError, TypeError):
         want = None
     assert string_value(cst.parse_expression(literal)) == (want if isinstance(want, str) else None)
+
+
+def test_templates_are_kept_for_the_last_texts_and_only_their_nodes_are_written_from_tokens(monkeypatch):
+    """nodes.parsed_statement keeps the last texts' statements; one pushed out is parsed again,
+    and its old node (still held by a caller) is no template any more: generated in place."""
+    from tf_grl_migrate.migrator import nodes
+
+    monkeypatch.setattr(nodes, "_TEMPLATES_KEPT", 3)
+    first = nodes.parsed_statement("a_first_text = 1\n")
+    assert nodes.parsed_statement("a_first_text = 1\n") is first
+    tokens = nodes.template_tokens(first, "\t", "\r\n")
+    assert "".join("\t\t" if t is nodes.INDENT else t for t in tokens) == "\t\ta_first_text = 1\r\n"
+    for i in range(3):
+        nodes.parsed_statement(f"pushing_out_{i} = {i}\n")
+    assert nodes.template_tokens(first, "    ", "\n") is None
+    assert nodes.parsed_statement("a_first_text = 1\n") is not first
+    assert len(nodes._TEMPLATES) <= 3 and len(nodes._TEMPLATE_IDS) == len(nodes._TEMPLATES)
+    assert nodes.template_tokens(cst.parse_statement("x = 1\n"), "    ", "\n") is None  # not made by it

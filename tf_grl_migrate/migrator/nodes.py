@@ -5,6 +5,7 @@ templates parsed once."""
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Union
@@ -52,6 +53,7 @@ def quoted(node: cst.CSTNode) -> str:
 _TEMPLATES: OrderedDict[str, Statement] = OrderedDict()  # text -> its statement, the most recent last
 _TEMPLATE_IDS: dict[int, Statement] = {}  # id -> each of those statements (held by both)
 _TEMPLATES_KEPT = 1024
+_TEMPLATES_LOCK = threading.Lock()
 
 
 def parsed_statement(source: str) -> Statement:
@@ -59,16 +61,19 @@ def parsed_statement(source: str) -> Statement:
     libcst node is immutable, so one parsed node serves every module that needs that text (the
     last 1024 texts are kept). The rewrite writes such a statement from its code generated once
     per layout (``template_tokens``)."""
-    node = _TEMPLATES.get(source)
-    if node is not None:
-        _TEMPLATES.move_to_end(source)
-        return node
-    node = _TEMPLATES[source] = cst.parse_statement(source)
-    _TEMPLATE_IDS[id(node)] = node
-    if len(_TEMPLATES) > _TEMPLATES_KEPT:
-        _, old = _TEMPLATES.popitem(last=False)
-        del _TEMPLATE_IDS[id(old)]
-        _TOKENS.pop(id(old), None)
+    with _TEMPLATES_LOCK:  # a library caller may migrate in threads
+        node = _TEMPLATES.get(source)
+        if node is not None:
+            _TEMPLATES.move_to_end(source)
+            return node
+    parsed = cst.parse_statement(source)
+    with _TEMPLATES_LOCK:
+        node = _TEMPLATES.setdefault(source, parsed)  # another thread's, if it came first
+        _TEMPLATE_IDS[id(node)] = node
+        if len(_TEMPLATES) > _TEMPLATES_KEPT:
+            _, old = _TEMPLATES.popitem(last=False)
+            del _TEMPLATE_IDS[id(old)]
+            _TOKENS.pop(id(old), None)
     return node
 
 
