@@ -595,6 +595,8 @@ def test_templates_are_kept_for_the_last_texts_and_only_their_nodes_are_written_
     from tf_grl_migrate.migrator import nodes
 
     monkeypatch.setattr(nodes, "_TEMPLATES_KEPT", 3)
+    monkeypatch.setattr(nodes, "_TEMPLATES", nodes.OrderedDict())
+    monkeypatch.setattr(nodes, "_TEMPLATE_IDS", {})
     first = nodes.parsed_statement("a_first_text = 1\n")
     assert nodes.parsed_statement("a_first_text = 1\n") is first
     tokens = nodes.template_tokens(first, "\t", "\r\n")

@@ -70,7 +70,7 @@ def parsed_statement(source: str) -> Statement:
     with _TEMPLATES_LOCK:
         node = _TEMPLATES.setdefault(source, parsed)  # another thread's, if it came first
         _TEMPLATE_IDS[id(node)] = node
-        if len(_TEMPLATES) > _TEMPLATES_KEPT:
+        while len(_TEMPLATES) > _TEMPLATES_KEPT:
             _, old = _TEMPLATES.popitem(last=False)
             del _TEMPLATE_IDS[id(old)]
             _TOKENS.pop(id(old), None)
