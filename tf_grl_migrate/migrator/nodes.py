@@ -14,7 +14,7 @@ import libcst as cst
 
 from . import precheck
 from .scopes import ClassScope, Scope
-from .traversal import NodeMap, QuickVisitor, Recorded, Writer, code_for
+from .traversal import NodeMap, QuickVisitor, Recorded, code_for, written_tokens
 
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]  # a BaseStatement's two kinds
 
@@ -51,7 +51,8 @@ def quoted(node: cst.CSTNode) -> str:
 
 
 _TEMPLATES: OrderedDict[str, Statement] = OrderedDict()  # text -> its statement, the most recent last
-_TEMPLATE_IDS: dict[int, Statement] = {}  # id -> each of those statements (held by both)
+# id -> each of those statements (held by both), with its code's tokens per layout (template_tokens)
+_TEMPLATE_IDS: dict[int, tuple[Statement, dict[tuple[str, str], list | None]]] = {}
 _TEMPLATES_KEPT = 1024
 _TEMPLATES_LOCK = threading.Lock()
 
@@ -69,15 +70,13 @@ def parsed_statement(source: str) -> Statement:
     parsed = cst.parse_statement(source)
     with _TEMPLATES_LOCK:
         node = _TEMPLATES.setdefault(source, parsed)  # another thread's, if it came first
-        _TEMPLATE_IDS[id(node)] = node
+        _TEMPLATE_IDS.setdefault(id(node), (node, {}))
         while len(_TEMPLATES) > _TEMPLATES_KEPT:
             _, old = _TEMPLATES.popitem(last=False)
-            del _TEMPLATE_IDS[id(old)]
-            _TOKENS.pop(id(old), None)
+            del _TEMPLATE_IDS[id(old)]  # its tokens with it: an id used again never finds them
     return node
 
 
-_TOKENS: dict[int, dict[tuple[str, str], list]] = {}  # id of a template -> (indent, newline) -> its tokens
 INDENT = object()  # in template_tokens: where the indent of the block the statement is written in goes
 
 
@@ -86,18 +85,13 @@ def template_tokens(node: cst.CSTNode, default_indent: str, default_newline: str
     layout writes it, in tokens: each ``INDENT`` stands for the indent of the block it is written
     in (libcst writes a block's indent as tokens of their own, and nothing else of a statement
     depends on where it stands). Generated once per template and layout."""
-    if _TEMPLATE_IDS.get(id(node)) is not node:
+    entry = _TEMPLATE_IDS.get(id(node))
+    if entry is None or entry[0] is not node:
         return None
-    by_layout = _TOKENS.setdefault(id(node), {})
-    tokens = by_layout.get((default_indent, default_newline))
-    if tokens is None:
-        state = Writer(default_indent, default_newline, [INDENT])  # type: ignore[list-item]
-        try:
-            node._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
-        except Exception:  # noqa: BLE001 - a protocol this libcst does not keep: generated in place
-            return None
-        tokens = by_layout[(default_indent, default_newline)] = state.tokens
-    return tokens
+    by_layout = entry[1]
+    if (default_indent, default_newline) not in by_layout:  # None: this libcst cannot: generated in place
+        by_layout[(default_indent, default_newline)] = written_tokens(node, default_indent, default_newline, [INDENT])
+    return by_layout[(default_indent, default_newline)]
 
 
 @functools.lru_cache(maxsize=1024)

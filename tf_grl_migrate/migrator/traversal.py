@@ -460,15 +460,23 @@ class Writer:
         return _UNRECORDED
 
 
-def code_for(module: cst.Module, node: cst.CSTNode) -> str:
-    """``module.code_for_node(node)``, through ``Writer``; through libcst's own state where this
-    libcst's nodes ask the state for more than the protocol ``Writer`` serves."""
-    state = Writer(module.default_indent, module.default_newline, [])
+def written_tokens(node: cst.CSTNode, default_indent: str, default_newline: str, indents: list) -> list | None:
+    """The tokens of ``node``'s code, written through a ``Writer`` in blocks indented by ``indents``;
+    None where this libcst's nodes ask the state for more than the protocol ``Writer`` serves (or
+    refuse the node: libcst's own state says why)."""
+    state = Writer(default_indent, default_newline, indents)
     try:
         node._codegen(state)  # type: ignore[arg-type]  # the codegen protocol, duck-typed
     except Exception:  # noqa: BLE001 - a protocol this libcst does not keep (or a node libcst refuses too)
-        return module.code_for_node(node)
-    return "".join(state.tokens)
+        return None
+    return state.tokens
+
+
+def code_for(module: cst.Module, node: cst.CSTNode) -> str:
+    """``module.code_for_node(node)``, through ``Writer`` (``written_tokens``); through libcst's own
+    state where that cannot write it."""
+    tokens = written_tokens(node, module.default_indent, module.default_newline, [])
+    return module.code_for_node(node) if tokens is None else "".join(tokens)
 
 
 class _Locator(Writer):
