@@ -81,49 +81,49 @@ _NAMED = re.compile("|".join(MARKERS))  # where a statement may reach the map (P
 
 def _reaches(tree: Any) -> bool:
     """Whether a node under ``tree`` (itself included) may reach the map."""
-    return _reaches_on(tree, None)
+    return any(_reaching(n) for n in walk(tree))
 
 
-def _reaches_on(tree: Any, lines: set[int] | None) -> bool:
-    """Whether a node under ``tree`` (itself included) may reach the map; with ``lines``, of the
-    nodes that stand on one of them (or hold one): those on other lines are not walked. Read
-    field by field (``ast.walk``'s generators cost more than the checks on a small module)."""
-    import ast
-
+def _reaches_on(tree: Any, lines: set[int]) -> bool:
+    """Whether a node under ``tree`` that stands on one of ``lines`` (or holds one) may reach the
+    map: those on other lines are not walked. True only where ``_reaches`` is."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if _reaching(node):
             return True
-        for field in node._fields:
-            value = getattr(node, field, None)
-            for child in value if isinstance(value, list) else (value,):
-                if not isinstance(child, ast.AST):
+        for child in _children(node):
+            first = getattr(child, "lineno", None)
+            if first is not None:  # a node of no line of its own (arguments, a with item) is walked
+                first = min([first, *(d.lineno for d in getattr(child, "decorator_list", ()))])
+                last = getattr(child, "end_lineno", None) or first
+                if not any(first <= line <= last for line in lines):
                     continue
-                first = getattr(child, "lineno", None) if lines is not None else None
-                if first is not None:  # a node of no line of its own (arguments, a with item) is walked
-                    first = min([first, *(d.lineno for d in getattr(child, "decorator_list", ()))])
-                    last = getattr(child, "end_lineno", None) or first
-                    if not any(first <= line <= last for line in lines):  # type: ignore[union-attr]
-                        continue
-                stack.append(child)
+            stack.append(child)
     return False
 
 
 def walk(node: Any) -> Iterator[Any]:
     """``ast.walk(node)``: the same nodes in the same order (breadth first, each node's children
-    field by field), read without ``ast.iter_child_nodes``' two generators per node."""
-    import ast
-
+    in field order), read without ``ast.iter_child_nodes``' two generators per node."""
     todo = [node]
     for n in todo:  # grows while it is read: breadth first
         yield n
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if isinstance(value, list):
-                todo.extend([child for child in value if isinstance(child, ast.AST)])
-            elif isinstance(value, ast.AST):
-                todo.append(value)
+        todo.extend(_children(n))
+
+
+def _children(node: Any) -> list:
+    """``node``'s child nodes in field order, as ``ast.iter_child_nodes`` gives them."""
+    import ast
+
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            out.extend([child for child in value if isinstance(child, ast.AST)])
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def _reaching(n: Any) -> bool:
