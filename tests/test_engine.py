@@ -256,6 +256,98 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
                     assert planner.parents.get(child) is (None if type(child) in traversal.TRIVIA else node)
 
 
+class _Edits(cst.CSTTransformer):
+    """Edits a path-walking transformer can make: a name respelt, an import dropped from its line
+    (``RemovalSentinel``), an ``if`` put in place of its body (``FlattenSentinel``), a ``pass``
+    line dropped; every node the hooks see is recorded, with the updated node handed in."""
+
+    def __init__(self, path=None):
+        super().__init__()
+        self.path, self.left = path, []
+
+    def on_visit(self, node):
+        return self.path is None or id(node) in self.path
+
+    def on_leave(self, original, updated):
+        if self.path is not None and id(original) not in self.path:
+            return updated
+        self.left.append((original, updated))
+        return super().on_leave(original, updated)
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value="renamed") if updated.value in ("b", "x", "tf") else updated
+
+    def leave_Import(self, original, updated):
+        return cst.RemoveFromParent()
+
+    def leave_If(self, original, updated):
+        return cst.FlattenSentinel(updated.body.body) if isinstance(updated.body, cst.IndentedBlock) else updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not updated.body or isinstance(updated.body[0], cst.Pass):
+            return cst.RemoveFromParent()
+        return updated
+
+
+def _edited(module):
+    """The nodes ``_Edits`` may change and every node above them, by id."""
+    collector = Collector()
+    collector.walk(module)
+    path = set()
+    for node in collector.nodes:
+        if isinstance(node, (cst.Name, cst.Import, cst.If, cst.SimpleStatementLine)):
+            while node is not None and id(node) not in path:
+                path.add(id(node))
+                node = collector.parents.get(node)
+    return path
+
+
+@pytest.mark.parametrize("source", [*WALK_SOURCES, "import a\nif b:\n    import c\n    x = 1\nelse:\n    pass\n",
+                                    *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_a_transform_along_the_path_is_libcsts_visit(source):
+    """traversal.transform, which walks only the path to the edits, makes the module libcst's own
+    visit makes (a visit of every node, each hook handed a copy): the same code, the same tree,
+    the same nodes left in the same order, each with what libcst hands its hook."""
+    from tf_grl_migrate.migrator.traversal import transform
+
+    module = cst.parse_module(source)
+    theirs, ours = _Edits(), _Edits(_edited(module))
+    want = module.visit(theirs)
+    got = transform(module, ours, ours.path)
+    assert got.code == want.code
+    assert got.deep_equals(want)
+    assert [o for o, _ in ours.left] == [o for o, _ in theirs.left if id(o) in ours.path]
+    handed = {id(original): updated for original, updated in theirs.left}
+    for original, updated in ours.left:  # each hook is handed what libcst hands it
+        assert updated.deep_equals(handed[id(original)])
+
+
+def test_the_rewriter_walking_its_path_rewrites_as_libcsts_visit(monkeypatch):
+    """Every case's rewrite, made by walking the path to the plan's edits, is the module libcst's
+    visit of every node makes with the same plan."""
+    from tf_grl_migrate.migrator import codemod
+    from tf_grl_migrate.migrator.rewrite import Rewriter
+
+    own, checked = Rewriter.rewrite, []
+
+    def both(self, module):
+        got = own(self, module)
+        want = module.visit(Rewriter(self.plan))  # no path: every node visited, every hook asked
+        assert got.code == want.code
+        assert got.deep_equals(want)
+        checked.append(module)
+        return got
+
+    monkeypatch.setattr(Rewriter, "rewrite", both)
+    for path in sorted(CASES.glob("*/*/*.py")):
+        for use_runtime in (False, True):
+            try:
+                codemod.migrate_code(path.read_text(encoding="utf-8"), use_runtime=use_runtime)
+            except (codemod.SafetyError, cst.ParserSyntaxError):
+                pass
+    assert len(checked) > 100
+
+
 def test_libcst_is_left_as_it_is():
     """After a migration, libcst's own visit is still libcst's (nothing of it is replaced), and
     the package imports from libcst only names its modules export, and reads no underscored

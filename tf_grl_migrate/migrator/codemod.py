@@ -78,7 +78,7 @@ def _transform(code: str, use_runtime: bool = False, screen: bool = True, links:
         if whole is not None:
             new_tree = safety.check(code, whole.code, removed, dissolved, whole_module=True)
             return Result(whole.code, diagnostics, tree=new_tree)
-    new_module = keep_module_start(module, module.visit(Rewriter(plan, planner.parents)))
+    new_module = keep_module_start(module, Rewriter(plan, planner.parents).rewrite(module))
     new_code = written(module, new_module, code, planner.collector)
     new_tree = safety.check(code, new_code, removed, dissolved, original_tree=tree)
     return Result(new_code, diagnostics, blocked, new_tree)

@@ -32,7 +32,7 @@ from .nodes import (
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
-from .traversal import LINE_BREAK, NodeMap, Quick, code_for, indent_of
+from .traversal import LINE_BREAK, NodeMap, Quick, code_for, indent_of, transform
 
 _Importing = Union[cst.Import, cst.ImportFrom]
 
@@ -55,6 +55,10 @@ class Rewriter(Quick, cst.CSTTransformer):
         if self.path is not None and id(original_node) not in self.path:
             return updated_node
         return super().on_leave(original_node, updated_node)
+
+    def rewrite(self, module: cst.Module) -> cst.Module:
+        """``module.visit(self)``: with the path known, only its nodes are walked (``transform``)."""
+        return module.visit(self) if self.path is None else transform(module, self, self.path)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         new = self.plan.renames.get(original)

@@ -223,6 +223,39 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
     visit(root, None)
 
 
+def transform(node: cst.CSTNode, transformer: cst.CSTTransformer, path: set[int] | frozenset[int]) -> Any:
+    """``node.visit(transformer)`` for a transformer that changes only the nodes whose ids are in
+    ``path`` (and leaves every other node as it is: its ``on_visit`` returns False off the path,
+    its ``on_leave`` hands back an off-path node unchanged), without libcst's visit of every child
+    of a path node and its copy of each path node before the hook. Only path nodes are walked
+    (``node`` is one), in libcst's order, each left through ``transformer.on_leave(original,
+    updated)``; ``updated`` is ``original`` with the children the walk changed put in (libcst's
+    own sequence rules: a ``FlattenSentinel`` spliced in, a ``RemovalSentinel`` dropped), or
+    ``original`` itself where none changed."""
+    changes = {}
+    for field in _order_of(node):
+        value = getattr(node, field)
+        if isinstance(value, (tuple, list)):
+            if any(id(child) in path for child in value):
+                children: list[cst.CSTNode] = []
+                for child in value:
+                    if id(child) not in path:
+                        children.append(child)
+                        continue
+                    result = transform(child, transformer, path)
+                    if isinstance(result, cst.FlattenSentinel):
+                        children.extend(result.nodes)
+                    elif not isinstance(result, cst.RemovalSentinel):
+                        children.append(result)
+                changes[field] = tuple(children)
+        elif id(value) in path:
+            result = transform(value, transformer, path)
+            if isinstance(result, (cst.FlattenSentinel, cst.RemovalSentinel)):  # libcst's visit_required
+                raise TypeError(f"{type(node).__name__}.{field} cannot be removed or flattened")
+            changes[field] = result
+    return transformer.on_leave(node, node.with_changes(**changes) if changes else node)
+
+
 def _read_last(fields: tuple[str, ...], last: tuple[str, ...]) -> tuple[str, ...]:
     """``fields`` with those in ``last`` moved to the end."""
     return (*(f for f in fields if f not in last), *(f for f in fields if f in last))
