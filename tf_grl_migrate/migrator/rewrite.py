@@ -458,29 +458,43 @@ class Builder:
     def remove_dead_code(self) -> None:
         """Remove assignments whose every use was removed (graph lookups, name building, counters
         that only served the override), transitively, then the imports only they used."""
-        changed, imports = True, set()
-        while changed:
-            changed = False
-            for name in [name for root in list(self.plan.removed.values())
-                         for name in load_names(root, self.p.subtree(root))]:
-                for ref in self.p.referents(name):
-                    if isinstance(ref.scope, GlobalScope) and (self.p.links.exports or (
-                            self.p.links.star_imported and self.p.handed_on(ref.name))):
-                        continue  # other modules of the run import from here: module-level names stay
-                    if isinstance(ref, ImportAssignment):
-                        imports.add(ref)
-                        continue
-                    bindings = ref.scope.assignments[ref.name]
-                    assigned = [self.p.simple_assign_value(b) for b in bindings]
-                    found = [a for a in assigned if a is not None]
-                    if len(found) < len(assigned) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
-                        continue
-                    if not all(self.p.quiet(value) for _, value in found):
-                        continue  # `sess = session()`: the call may do more than find the graph
-                    if all(self.is_dead(access.node) for b in bindings for access in b.references):
-                        self.plan.apply(DropStatement(stmt) for stmt, _ in found)
-                        changed = True
+        imports: set[ImportAssignment] = set()
+        names = self._read_by(list(self.plan.removed.values()))
+        while names:  # a round: what a drop of the last made dead is dropped in the next
+            known = len(self.plan.removed)
+            waiting = [name for name in names if self._drop_if_dead(name, imports)]
+            if len(self.plan.removed) == known:
+                break  # nothing more is removed: no read can have died since
+            # the names the code removed this round reads, and those some live read kept
+            names = waiting + self._read_by(list(self.plan.removed.values())[known:])
         self.remove_dead_imports(imports)
+
+    def _read_by(self, roots: list[cst.CSTNode]) -> list[cst.Name]:
+        return [name for root in roots for name in load_names(root, self.p.subtree(root))]
+
+    def _drop_if_dead(self, name: cst.Name, imports: set[ImportAssignment]) -> bool:
+        """Drop each assignment ``name`` reads whose every read is removed; gather the imports it
+        reads. True where a read of one still stands (a later removal may yet take it)."""
+        waiting = False
+        for ref in self.p.referents(name):
+            if isinstance(ref.scope, GlobalScope) and (self.p.links.exports or (
+                    self.p.links.star_imported and self.p.handed_on(ref.name))):
+                continue  # other modules of the run import from here: module-level names stay
+            if isinstance(ref, ImportAssignment):
+                imports.add(ref)
+                continue
+            bindings = ref.scope.assignments[ref.name]
+            assigned = [self.p.simple_assign_value(b) for b in bindings]
+            found = [a for a in assigned if a is not None]
+            if len(found) < len(assigned) or any(stmt in self.plan.removed_stmts for stmt, _ in found):
+                continue
+            if not all(self.p.quiet(value) for _, value in found):
+                continue  # `sess = session()`: the call may do more than find the graph
+            if all(self.is_dead(access.node) for b in bindings for access in b.references):
+                self.plan.apply(DropStatement(stmt) for stmt, _ in found)
+            else:
+                waiting = True
+        return waiting
 
     def remove_dead_imports(self, candidates: Iterable[ImportAssignment]) -> None:
         """Drop import names whose every use was removed, unless the rewrite itself uses them (the
