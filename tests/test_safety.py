@@ -114,6 +114,17 @@ def test_plan_that_removes_a_live_assignment_is_caught(monkeypatch):
         migrate_code(source)
 
 
+@pytest.mark.parametrize("read", ["g", "\uff47"])  # `ｇ`: Python reads it as `g`
+def test_a_removed_assignment_read_in_any_spelling_is_caught(read):
+    """The net looks for reads of a removed name in the output's tree, however the name is
+    written (only in ASCII code does it skip a name whose text is nowhere in the output)."""
+    original = "def f(x):\n    g = 1\n    return x + g\n"
+    removed = [("g = 1\n", ("f",), ())]
+    with pytest.raises(SafetyError, match="remove the assignment of `g`"):
+        safety.check(original, f"def f(x):\n    return x + {read}\n", removed, [])
+    safety.check(original.replace("x + g", "x + gg"), "def f(x):\n    return x + gg\n", removed, [])
+
+
 def _statements(module):
     found = []
 

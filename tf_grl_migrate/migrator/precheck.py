@@ -112,16 +112,22 @@ def walk(node: Any) -> Iterator[Any]:
         todo.extend(_children(n))
 
 
+_AST: Any = None  # ast.AST, imported with the first tree read (this module imports no ast of its own)
+
+
 def _children(node: Any) -> list:
     """``node``'s child nodes in field order, as ``ast.iter_child_nodes`` gives them."""
-    import ast
+    global _AST
+    if _AST is None:
+        import ast
 
+        _AST = ast.AST
     out = []
     for field in node._fields:
         value = getattr(node, field, None)
         if isinstance(value, list):
-            out.extend([child for child in value if isinstance(child, ast.AST)])
-        elif isinstance(value, ast.AST):
+            out.extend([child for child in value if isinstance(child, _AST)])
+        elif isinstance(value, _AST):
             out.append(value)
     return out
 

@@ -6,6 +6,7 @@ Why it is built so: docs/design.md, "migrator/safety.py"."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -111,7 +112,7 @@ def check(original: str, new: str, removed: list, dissolved: Sequence[Piece], wh
     for piece, path, rebound in removed:
         tree = ast.Module(body=list(known.statements(piece)), type_ignores=[])
         allowed.update(_keys(tree, flips=False))
-        _check_not_read(tree, path, scopes, set(rebound))
+        _check_not_read(tree, path, scopes, set(rebound), new)
     original_tree = known.module()
     kept_old, kept_new = _unchanged(original, original_tree, new, new_tree)
     missing = (_keys(original_tree, flips=False, skip=kept_old) - _keys(new_tree, flips=True, skip=kept_new)
@@ -123,13 +124,16 @@ def check(original: str, new: str, removed: list, dissolved: Sequence[Piece], wh
     return new_tree
 
 
-def _check_not_read(removed: ast.Module, path: tuple, scopes: _Scopes, rebound: set) -> None:
+def _check_not_read(removed: ast.Module, path: tuple, scopes: _Scopes, rebound: set, new: str) -> None:
     """A removed ``name = ...`` (a graph look-up, a name builder, a counter) must not be read any
     more where it was bound: in the output, the function at ``path`` (or, at module level, the
-    whole module) loads no name it bound."""
+    whole module) loads no name it bound. A name the output (``new``) never writes as a word is
+    read nowhere: in ASCII code, a name's text is the name (Python reads ``ｇ`` as ``g``)."""
     bound = {t.id for node in removed.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
     bound -= rebound
+    if bound and new.isascii():
+        bound = {name for name in bound if re.search(rf"\b{name}\b", new)}
     if not bound:
         return
     scope = scopes.at(path)

@@ -253,7 +253,19 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer, path: set[int]
             if isinstance(result, (cst.FlattenSentinel, cst.RemovalSentinel)):  # libcst's visit_required
                 raise TypeError(f"{type(node).__name__}.{field} cannot be removed or flattened")
             changes[field] = result
-    return transformer.on_leave(node, node.with_changes(**changes) if changes else node)
+    return transformer.on_leave(node, _with(node, changes) if changes else node)
+
+
+_INIT: dict[type, tuple[str, ...]] = {}  # node type -> its fields the constructor takes
+
+
+def _with(node: cst.CSTNode, changes: dict[str, Any]) -> cst.CSTNode:
+    """``node.with_changes(**changes)`` (``dataclasses.replace``), with the type's fields found once."""
+    kind = node.__class__
+    names = _INIT.get(kind)
+    if names is None:
+        names = _INIT[kind] = tuple(f.name for f in dataclasses.fields(node) if f.init)
+    return kind(**{name: changes[name] if name in changes else getattr(node, name) for name in names})
 
 
 def _read_last(fields: tuple[str, ...], last: tuple[str, ...]) -> tuple[str, ...]:
