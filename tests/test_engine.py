@@ -322,6 +322,22 @@ def test_a_transform_along_the_path_is_libcsts_visit(source):
         assert updated.deep_equals(handed[id(original)])
 
 
+def test_a_transform_along_the_path_refuses_to_remove_what_libcst_refuses_to():
+    """A node its parent cannot lose (an assignment's target) raises libcst's TypeError on both walks."""
+    from tf_grl_migrate.migrator.traversal import transform
+
+    class Removes(_Edits):
+        def leave_Name(self, original, updated):
+            return cst.RemoveFromParent()
+
+    module = cst.parse_module("x = 1\n")
+    ours = Removes(_edited(module))
+    with pytest.raises(TypeError):
+        module.visit(Removes())
+    with pytest.raises(TypeError):
+        transform(module, ours, ours.path)
+
+
 def test_the_rewriter_walking_its_path_rewrites_as_libcsts_visit(monkeypatch):
     """Every case's rewrite, made by walking the path to the plan's edits, is the module libcst's
     visit of every node makes with the same plan."""
