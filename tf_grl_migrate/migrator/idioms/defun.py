@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ...report import Diagnostic
+from .. import precheck
 from ..nodes import code_of, fresh_name, is_plain, load_names, parsed_statement
 from ..plan import Drop, Edit, Keep, Recall, Redefine, Replace
 from ..scopes import GlobalScope
@@ -127,25 +128,9 @@ class DefunSite:
 def gather(facts: Facts) -> Gathered:
     """Every ``Defun`` of the module: each call found, then its form and its gradient checked."""
     found = Gathered()
-    sites: list[tuple[DefunSite, Refusal | None]] = []  # each placed, with its form's refusal
-    for node in facts.of_type(cst.Attribute, cst.Name):
-        if not ((isinstance(node, cst.Attribute) and node.attr.value == "Defun")
-                or (isinstance(node, cst.Name) and node.value == "Defun")) or _in_import(facts, node):
-            continue
-        parent = facts.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            continue  # `function.Defun` is one node: its Attribute, not its `function`
-        if not facts.qn(node) & DEFUN and not (isinstance(parent, cst.Call) and parent.func is node):
-            continue  # another `Defun`, not called: nothing to say
-        if not (isinstance(parent, cst.Call) and parent.func is node):
-            site = DefunSite(cst.Call(func=node), anchor=node)
-            found.own.append(site)
-            taken = Refusal.of("GRL115", "taken_as_value", name=code_of(node), line=facts.pos(node)[0])
-            found.verdicts.append((site, taken))
-            continue
-        # `tf.Defun` of `lingvo.compat`, say: TensorFlow's, most likely, but not provably
-        site, refusal = _placed(facts, parent, provable=bool(facts.qn(node) & DEFUN))
-        sites.append((site, refusal))
+    if precheck.DEFUN not in facts.source:
+        return found  # each Defun is found as a node named `Defun`: one the text never writes is none
+    sites = _placed_calls(facts, found)
     by_def = {id(s.fdef): s for s, _ in sites if s.fdef is not None}
     gradient_of: dict[DefunSite, DefunSite] = {}  # a Defun another's grad_func names -> that other
     for site, _ in sites:
@@ -172,6 +157,31 @@ def gather(facts: Facts) -> Gathered:
         if other is not None and not _refused(found, site) and _refused(found, other):
             found.verdicts.append((site, Refusal.of("GRL115", "grad_func_refused", name=_name(other))))
     return found
+
+
+def _placed_calls(facts: Facts, found: Gathered) -> list[tuple[DefunSite, Refusal | None]]:
+    """Each call of a ``Defun``, placed, with its form's refusal; a ``Defun`` taken as a value goes
+    straight into ``found`` with its refusal (GRL115)."""
+    sites: list[tuple[DefunSite, Refusal | None]] = []  # each placed, with its form's refusal
+    for node in facts.of_type(cst.Attribute, cst.Name):
+        if not ((isinstance(node, cst.Attribute) and node.attr.value == "Defun")
+                or (isinstance(node, cst.Name) and node.value == "Defun")) or _in_import(facts, node):
+            continue
+        parent = facts.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # `function.Defun` is one node: its Attribute, not its `function`
+        if not facts.qn(node) & DEFUN and not (isinstance(parent, cst.Call) and parent.func is node):
+            continue  # another `Defun`, not called: nothing to say
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            site = DefunSite(cst.Call(func=node), anchor=node)
+            found.own.append(site)
+            taken = Refusal.of("GRL115", "taken_as_value", name=code_of(node), line=facts.pos(node)[0])
+            found.verdicts.append((site, taken))
+            continue
+        # `tf.Defun` of `lingvo.compat`, say: TensorFlow's, most likely, but not provably
+        site, refusal = _placed(facts, parent, provable=bool(facts.qn(node) & DEFUN))
+        sites.append((site, refusal))
+    return sites
 
 
 def _made_name(facts: Facts, site: DefunSite) -> str:
