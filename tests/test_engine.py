@@ -256,6 +256,41 @@ def test_quick_walk_visits_what_libcst_visits_in_its_order(order):
                     assert planner.parents.get(child) is (None if type(child) in traversal.TRIVIA else node)
 
 
+@pytest.mark.parametrize("source", [*WALK_SOURCES, "def f(x):\n    [y async for y in x]\n    return lambda: (yield)\n",
+                                    *(p.read_text(encoding="utf-8") for p in SOURCES)])
+def test_a_visitor_read_from_the_walks_record_meets_what_its_walk_meets(source):
+    """QuickVisitor.read replays the planner's record of a subtree for a visitor with only
+    ``visit_`` hooks (a block's body scan): the same hooks on the same nodes in the same order, a
+    subtree a hook declines skipped; a visitor with a ``leave_`` hook, or a subtree the record
+    cannot replay (a comprehension read out of order), is walked."""
+    from tf_grl_migrate.migrator.idioms.override_block import BodyScan
+    from tf_grl_migrate.migrator.traversal import QuickVisitor
+
+    class Leaves(QuickVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def visit_Name(self, node):
+            self.seen.append(("visit", node))
+
+        def leave_Call(self, node):
+            self.seen.append(("leave", node))
+
+    module = cst.parse_module(source)
+    collector = Collector()
+    collector.walk(module)
+    fields = ("calls", "operators", "nested", "opaque")
+    for node in [module, *collector.nodes]:
+        walked, read = BodyScan(), BodyScan()
+        walked.walk(node)
+        read.read(node, collector.subtree(node))
+        assert [getattr(read, f) for f in fields] == [getattr(walked, f) for f in fields]
+        walked, read = Leaves(), Leaves()
+        walked.walk(node)
+        read.read(node, collector.subtree(node))
+        assert read.seen == walked.seen
+
+
 class _Edits(cst.CSTTransformer):
     """Edits a path-walking transformer can make: a name respelt, an import dropped from its line
     (``RemovalSentinel``), an ``if`` put in place of its body (``FlattenSentinel``), a ``pass``

@@ -69,18 +69,22 @@ class Quick:
             getattr(self, f"leave_{type(original_node).__name__}_{attribute}")(original_node)
 
 
+_HOOK_NAMES = ("visit_", "leave_", "on_visit", "on_leave")  # a node type's hooks, and the visitor's own
+
+
 class _Hooks(abc.ABCMeta):  # libcst's visitors' own metaclass
     """A hook set on (or deleted from) a visitor class later, as a test patching ``visit_Yield``
-    does, drops the hooks cached by that class and its subclasses (field hooks are found again)."""
+    or ``on_visit`` does, drops what was found of the hooks of that class and its subclasses
+    (field hooks are found again)."""
 
     def __setattr__(cls, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        if name.startswith(("visit_", "leave_")):
+        if name.startswith(_HOOK_NAMES):
             cls._forget()
 
     def __delattr__(cls, name: str) -> None:
         super().__delattr__(name)
-        if name.startswith(("visit_", "leave_")):
+        if name.startswith(_HOOK_NAMES):
             cls._forget()
 
     def _forget(cls) -> None:
@@ -91,6 +95,7 @@ class _Hooks(abc.ABCMeta):  # libcst's visitors' own metaclass
                 klass._visits.clear()
                 klass._leaves.clear()
                 type.__setattr__(klass, "_sees_layout", None)
+                type.__setattr__(klass, "_replays", None)
                 klass._find_attribute_hooks()
             stack.extend(klass.__subclasses__())
 
@@ -104,6 +109,7 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
     _visits: _HookTable  # node type -> its visit_ hook (None: none), per class
     _leaves: _HookTable
     _sees_layout: bool | None = None  # whether a hook may see layout (TRIVIA), found at the first walk
+    _replays: bool | None = None  # whether ``read`` may replay the planner's record, found at the first read
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -129,6 +135,28 @@ class QuickVisitor(Quick, cst.CSTVisitor, metaclass=_Hooks):
             layout = _hooks_layout(type(self))
             type.__setattr__(type(self), "_sees_layout", layout)
         _walk(self, node, self._hooked_types, layout)
+
+    def read(self, node: cst.CSTNode, walked: Recorded | None) -> None:
+        """``walk(node)`` from the planner's record of it (``walked``: its subtree, as
+        ``Collector.subtree`` gives it; None: walked) for a visitor whose only hooks are
+        ``visit_<Node>`` ones on nodes that are not layout: each called on the recorded nodes in
+        their order, a hook that returns False skipping the node's subtree, as the walk does."""
+        cls = type(self)
+        replays = cls.__dict__.get("_replays")
+        if replays is None:
+            replays = not (_hooks_layout(cls) or cls._attribute_hooks or any(
+                not _is_stub(getattr(cls, name), name) for name in dir(cls) if name.startswith("leave_")))
+            type.__setattr__(cls, "_replays", replays)
+        if walked is None or not replays:
+            self.walk(node)
+            return
+        visits, nodes, ends, i = self._visits, walked.nodes, walked.ends, walked.start
+        while i < walked.end:
+            hook = visits[nodes[i].__class__]
+            if hook is not None and hook(self, nodes[i]) is False:
+                i = ends[i]
+            else:
+                i += 1
 
 
 def _hooks_layout(cls: type[QuickVisitor]) -> bool:

@@ -561,7 +561,7 @@ def makes_none_of(facts: Facts, call: cst.Call, names: set[str], mapped: set[str
     if fdef is None or fdef.decorators or fdef in seen or len(seen) >= 3:
         return False
     scan = BodyScan()
-    scan.walk(fdef.body)
+    scan.read(fdef.body, facts.subtree(fdef.body))
     if scan.opaque or scan.nested or any(
             ops.operator_op_type(operator_spelling(n)) in mapped
             for n in scan.operators):
@@ -628,7 +628,7 @@ def body_scan(facts: Facts, site: Site) -> BodyScan:
     def scan() -> BodyScan:
         found = BodyScan()
         for stmt in site.with_node.body.body:
-            found.walk(stmt)
+            found.read(stmt, facts.subtree(stmt))
         return found
 
     return facts.memo(("body_scan", site.with_node), scan)
