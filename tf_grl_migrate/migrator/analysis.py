@@ -178,7 +178,7 @@ class RuleFacts:
             tuple(collector.exprs), tuple(collector.nodes))
         self.attr_values: Mapping[str, list[cst.BaseExpression | None]] = MappingProxyType(collector.attr_values)
         self._ends = tuple(collector.ends)
-        self._by_type: dict[type, list[int]] | None = None
+        self._by_type: dict[type, list[int]] = {}  # type -> its nodes' indices, for the types asked for
 
     @property
     def registrations(self) -> tuple[Registration, ...]:
@@ -239,16 +239,15 @@ class RuleFacts:
         return self._planner.parents.get(node)
 
     def of_type(self, kind: type[NodeT], *more: type[NodeT]) -> list[NodeT]:
-        """The walk's nodes of these concrete types, in its order: indexed by type once per
+        """The walk's nodes of these concrete types, in its order: each type's found once per
         module, as an ``isinstance`` over every node costs a Python call each (libcst's nodes
         are ABCs). Only a type no class derives from: an exact type is an instance check."""
         kinds = (kind, *more)
         assert not any(k.__subclasses__() for k in kinds), kinds
-        if self._by_type is None:
-            self._by_type = {}
-            for i, node in enumerate(self.nodes):
-                self._by_type.setdefault(node.__class__, []).append(i)
-        found = [i for k in kinds for i in self._by_type.get(k, ())]
+        for k in kinds:
+            if k not in self._by_type:  # a few types are asked for: each found in one pass of its own
+                self._by_type[k] = [i for i, node in enumerate(self.nodes) if node.__class__ is k]
+        found = [i for k in kinds for i in self._by_type[k]]
         return [self.nodes[i] for i in (sorted(found) if more else found)]  # type: ignore[misc]  # the nodes of those types
 
     def scope(self, node: cst.CSTNode | None) -> Scope | None:
