@@ -267,7 +267,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer, path: set[int]
     for field in _order_of(node):
         value = getattr(node, field)
         if isinstance(value, (tuple, list)):
-            if any(id(child) in path for child in value):
+            if not path.isdisjoint(map(id, value)):
                 children: list[cst.CSTNode] = []
                 for child in value:
                     if id(child) not in path:
