@@ -631,7 +631,8 @@ def test_a_module_with_a_header_and_a_footer_is_spliced_not_generated_whole(monk
 def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_kept(monkeypatch):
     """rewrite._Kept: inside a changed top-level statement, a kept statement of some size is
     copied from the source where it is written at its own indent (the unchanged method, the
-    string, the two-space and tab-indented ones); the one a dissolved block moves out is generated.
+    string, the two-space and tab-indented ones), and so is any kept one in the block of a def
+    whose header stands (`return y, width`); the one a dissolved block moves out is generated.
     The module is libcst's own code (test above)."""
     from tf_grl_migrate.migrator import codemod, rewrite
     from tf_grl_migrate.migrator.nodes import code_of
@@ -645,7 +646,8 @@ def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_k
     assert any(h.lstrip().startswith("def build") for h in held)
     assert any('"""a string' in h for h in held)
     assert sum(h.startswith("z = ") for h in held) == 2  # in the class indented by two, and the tabbed one
-    assert not any("width" in h for h in held)
+    assert any(h.strip() == "return y, width" for h in held)
+    assert not any(h.lstrip().startswith("width") for h in held)
 
 
 @pytest.mark.parametrize("layout", [{}, {"    ": "\t", "\n": "\r\n"}, {"    ": "  "}])

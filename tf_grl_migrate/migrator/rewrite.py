@@ -4,6 +4,7 @@ dead-code and import edits (libcst only here and in the idioms)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union
@@ -32,7 +33,7 @@ from .nodes import (
 from .plan import Conversion, DropItem, DropStatement, Edit, Plan, Recall
 from .scopes import GlobalScope, ImportAssignment
 from .sites import Dispatch, Registration, Site, regs_of
-from .traversal import LINE_BREAK, NodeMap, Quick, code_for, indent_of, transform
+from .traversal import LINE_BREAK, NodeMap, Quick, code_for, indent_of, transform, written_tokens
 
 _Importing = Union[cst.Import, cst.ImportFrom]
 
@@ -570,25 +571,87 @@ class _Kept:
 
     def __init__(self, original: cst.Module, source: str, line_starts: list[int], walk: Collector) -> None:
         self.original, self.source, self.line_starts, self.walk = original, source, line_starts, walk
+        self._by_name: dict[int, cst.CSTNode] | None = None
 
     def generated(self, module: cst.Module, statement: cst.CSTNode) -> str:
         whole = self._template(module, statement, "")
         if whole is not None:
             return whole
+        spliced = self._body_changed(module, statement)
+        if spliced is not None:
+            return spliced
+        code = self._written(module, statement, "")
+        assert code is not None  # at the top level, code_for writes it
+        return code
+
+    def _body_changed(self, module: cst.Module, statement: cst.CSTNode) -> str | None:
+        """A top-level def or class of which only the statements in its block changed (its
+        decorators, header, the block's first line, indent and closing lines the very nodes the
+        original has): its lines up to its first statement's and after its last one's copied
+        from the source, each statement of its block written at the block's indent. Else None."""
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement.body,
+                                                                                       cst.IndentedBlock):
+            return None
+        original = self._originals().get(id(statement.name))
+        if (original is None or type(original) is not type(statement)
+                or not isinstance(original.body, cst.IndentedBlock) or not statement.body.body):
+            return None
+        old, new = original.body, statement.body
+        if (new.header is not old.header or new.indent != old.indent or not _same(new.footer, old.footer)
+                or any(getattr(statement, f.name) is not getattr(original, f.name)
+                       for f in dataclasses.fields(statement) if f.name != "body")):
+            return None
+        first, last = old.body[0], old.body[-1]
+        if self.walk.size(first) == 0 or self.walk.size(last) == 0 or self.walk.size(original) == 0:
+            return None
+        indent = self._indent(first)
+        lines = self.line_starts
+        parts = [self.source[lines[self.walk.breaks_before(original)]:lines[self.walk.breaks_before(first)]]]
+        for inner in new.body:
+            if self.walk.size(inner) and self._indent(inner) == indent:
+                parts.append(self._text(inner))
+            else:
+                text = self._template(module, inner, indent)
+                text = text if text is not None else self._written(module, inner, indent)
+                if text is None:
+                    return None
+                parts.append(text)
+        parts.append(self.source[lines[self.walk.breaks_through(last)]:lines[self.walk.breaks_through(original)]])
+        return "".join(parts)
+
+    def _originals(self) -> dict[int, cst.CSTNode]:
+        """The original module's top-level defs and classes, by (the id of) their name node."""
+        if self._by_name is None:
+            self._by_name = {id(s.name): s for s in self.original.body
+                             if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+        return self._by_name
+
+    def _written(self, module: cst.Module, statement: cst.CSTNode, indent: str) -> str | None:
+        """``statement``'s code at ``indent``, the statements it holds that need no code generated
+        copied in (None: as ``_code``)."""
         held: list[tuple[str, str]] = []  # (a held statement's text, its indent)
-        stripped = self._hold(module, statement, "", held)
-        if not held:
-            return code_for(module, statement)
-        code = code_for(module, stripped)
+        stripped = self._hold(module, statement, indent, held)
+        code = self._code(module, stripped, indent)
+        if not held or code is None:
+            return code
         parts, at, newline = [], 0, module.default_newline
         for m in _KEPT.finditer(code):
             text, indent = held[int(m.group(1))]
             line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
             if code[line:m.start()] != indent or not code.startswith(newline, m.end()):
-                return code_for(module, statement)  # not where _hold expected it: generated whole
+                return self._code(module, statement, indent)  # not where _hold expected it: generated whole
             parts += [code[at:line], text]
             at = m.end() + len(newline)
         return "".join([*parts, code[at:]])
+
+    @staticmethod
+    def _code(module: cst.Module, statement: cst.CSTNode, indent: str) -> str | None:
+        """``statement``'s code written at ``indent`` (at the top level, ``code_for``'s); None
+        where this libcst's nodes ask for more than ``Writer`` serves."""
+        if not indent:
+            return code_for(module, statement)
+        tokens = written_tokens(statement, module.default_indent, module.default_newline, [indent])
+        return None if tokens is None else "".join(tokens)
 
     def _hold(self, module: cst.Module, node: cst.CSTNode, indent: str, held: list[tuple[str, str]]) -> cst.CSTNode:
         """``node``, written at ``indent``, with each statement of its blocks that need no code
