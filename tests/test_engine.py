@@ -650,6 +650,25 @@ def test_statements_kept_inside_a_changed_one_are_copied_where_their_indent_is_k
     assert not any(h.lstrip().startswith("width") for h in held)
 
 
+def test_a_stand_in_found_where_it_was_not_put_has_its_statement_generated_whole(monkeypatch):
+    """rewrite._Kept: were a held statement's stand-in written anywhere but alone on a line at its
+    indent, the statement holding it (at the top level, or in the block of a def whose header
+    stands) is generated whole, at its own indent: the same module."""
+    from tf_grl_migrate.migrator import codemod, rewrite
+
+    want = codemod.migrate_code(NESTED_SOURCE).code
+    held = rewrite._Kept._held
+
+    def misplaced(self, module, statement, indent, found):
+        stand_in = held(self, module, statement, indent, found)
+        if isinstance(stand_in, cst.SimpleStatementLine) and stand_in is not statement:
+            return stand_in.with_changes(body=[cst.Expr(cst.Name("a")), *stand_in.body])  # `a; <stand-in>`
+        return stand_in
+
+    monkeypatch.setattr(rewrite._Kept, "_held", misplaced)
+    assert codemod.migrate_code(NESTED_SOURCE).code == want
+
+
 @pytest.mark.parametrize("layout", [{}, {"    ": "\t", "\n": "\r\n"}, {"    ": "  "}])
 def test_generated_statements_made_from_a_template_are_written_from_its_code(layout, monkeypatch):
     """rewrite._Kept: a generated straight-through function (nodes.parsed_statement's node, as

@@ -636,9 +636,9 @@ class _Kept:
             return code
         parts, at, newline = [], 0, module.default_newline
         for m in _KEPT.finditer(code):
-            text, indent = held[int(m.group(1))]
+            text, at_indent = held[int(m.group(1))]
             line = max(code.rfind("\n", 0, m.start()), code.rfind("\r", 0, m.start())) + 1
-            if code[line:m.start()] != indent or not code.startswith(newline, m.end()):
+            if code[line:m.start()] != at_indent or not code.startswith(newline, m.end()):
                 return self._code(module, statement, indent)  # not where _hold expected it: generated whole
             parts += [code[at:line], text]
             at = m.end() + len(newline)
