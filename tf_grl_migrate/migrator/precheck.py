@@ -3,14 +3,12 @@ large module costs seconds. Nothing here imports libcst (or TensorFlow)."""
 
 from __future__ import annotations
 
+import ast  # already loaded when the CLI starts (click imports inspect, which imports it): costs nothing
 import functools
 import re
 from collections.abc import Iterator
 from types import CodeType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import ast
+from typing import Any
 
 MARKER = "gradient_override_map"
 PRIVATE = "_gradient_override_map"  # tf.Graph's own dict, which some code writes directly
@@ -112,30 +110,20 @@ def walk(node: Any) -> Iterator[Any]:
         todo.extend(_children(n))
 
 
-_AST: Any = None  # ast.AST, imported with the first tree read (this module imports no ast of its own)
-
-
 def _children(node: Any) -> list:
     """``node``'s child nodes in field order, as ``ast.iter_child_nodes`` gives them."""
-    global _AST
-    if _AST is None:
-        import ast
-
-        _AST = ast.AST
     out = []
     for field in node._fields:
         value = getattr(node, field, None)
         if isinstance(value, list):
-            out.extend([child for child in value if isinstance(child, _AST)])
-        elif isinstance(value, _AST):
+            out.extend([child for child in value if isinstance(child, ast.AST)])
+        elif isinstance(value, ast.AST):
             out.append(value)
     return out
 
 
 def _reaching(n: Any) -> bool:
     """Whether ``n`` itself may reach the map."""
-    import ast
-
     if isinstance(n, ast.Attribute) and n.attr in (MARKER, PRIVATE):
         if isinstance(n.value, ast.Name) and is_runtime_map(n.value.id):
             return False  # the runtime's map, not a graph's: migrated already
@@ -151,8 +139,6 @@ def _reaching(n: Any) -> bool:
 
 def parse(code: str) -> Any:
     """``ast.parse(code)``, or None where Python cannot parse it."""
-    import ast  # here, not at the top: the CLI imports this module before it knows of any candidate
-
     try:
         return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
