@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Union
+from typing import Union
 
 import libcst as cst
 
@@ -46,19 +46,9 @@ class Rewriter(Quick, cst.CSTTransformer):
         self.carriers: set[int] = set()  # ids of markers that carry a dissolved block's trailing comments
         self.path = _path_to_edits(plan, parents) if parents is not None else None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        """Only the nodes the plan edits and those above them are walked: the rest of the module
-        comes back as it is (every ``leave_`` here returns an untouched node unchanged)."""
-        return self.path is None or id(node) in self.path
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
-        """Off the path, the node itself, without looking for its ``leave_`` (see ``on_visit``)."""
-        if self.path is not None and id(original_node) not in self.path:
-            return updated_node
-        return super().on_leave(original_node, updated_node)
-
     def rewrite(self, module: cst.Module) -> cst.Module:
-        """``module.visit(self)``: with the path known, only its nodes are walked (``transform``)."""
+        """``module.visit(self)``: with the path known, only the nodes the plan edits and those
+        above them are walked (``transform``; every ``leave_`` here hands an untouched node back)."""
         return module.visit(self) if self.path is None else transform(module, self, self.path)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:

@@ -256,9 +256,8 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
 
 def transform(node: cst.CSTNode, transformer: cst.CSTTransformer, path: set[int] | frozenset[int]) -> Any:
     """``node.visit(transformer)`` for a transformer that changes only the nodes whose ids are in
-    ``path`` (and leaves every other node as it is: its ``on_visit`` returns False off the path,
-    its ``on_leave`` hands back an off-path node unchanged), without libcst's visit of every child
-    of a path node and its copy of each path node before the hook. Only path nodes are walked
+    ``path`` (its hooks hand every other node back as it is), without libcst's visit of every
+    child of a path node and its copy of each path node before the hook. Only path nodes are walked
     (``node`` is one), in libcst's order, each left through ``transformer.on_leave(original,
     updated)``; ``updated`` is ``original`` with the children the walk changed put in (libcst's
     own sequence rules: a ``FlattenSentinel`` spliced in, a ``RemovalSentinel`` dropped), or
@@ -284,19 +283,7 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer, path: set[int]
             if isinstance(result, (cst.FlattenSentinel, cst.RemovalSentinel)):  # libcst's visit_required
                 raise TypeError(f"{type(node).__name__}.{field} cannot be removed or flattened")
             changes[field] = result
-    return transformer.on_leave(node, _with(node, changes) if changes else node)
-
-
-_INIT: dict[type, tuple[str, ...]] = {}  # node type -> its fields the constructor takes
-
-
-def _with(node: cst.CSTNode, changes: dict[str, Any]) -> cst.CSTNode:
-    """``node.with_changes(**changes)`` (``dataclasses.replace``), with the type's fields found once."""
-    kind = node.__class__
-    names = _INIT.get(kind)
-    if names is None:
-        names = _INIT[kind] = tuple(f.name for f in dataclasses.fields(node) if f.init)
-    return kind(**{name: changes[name] if name in changes else getattr(node, name) for name in names})
+    return transformer.on_leave(node, node.with_changes(**changes) if changes else node)
 
 
 def _read_last(fields: tuple[str, ...], last: tuple[str, ...]) -> tuple[str, ...]:
