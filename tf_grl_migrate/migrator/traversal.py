@@ -225,10 +225,7 @@ def record_walk(visitor: QuickVisitor, root: cst.CSTNode, order: dict[int, int],
         kind = type(node)
         hook = visits[kind]
         if hook is None or hook(visitor, node) is not False:
-            known = _FIELDS.get(kind)  # _order_of, without a call for a type seen before
-            fields = None if known is None else known[1].get(known[2](node) if known[0] else ())
-            if fields is None:
-                fields = _fields(node)
+            fields = _order_of(node)
             if kind in late:
                 fields = _read_last(fields, late[kind])
             for field in fields:
@@ -420,16 +417,11 @@ def _layout_newlines(node: cst.CSTNode) -> int:
     count = 0
     for field in fields:  # in any order: only the sum is wanted
         value = getattr(node, field)
-        cls = value.__class__
-        if cls is cst.SimpleWhitespace:  # the most common part, as above, without a call
-            if "\\" in value.value:
-                count += _newlines(value.value)
-        elif cls is cst.Newline:
-            count += 1
-        elif isinstance(value, (tuple, list)):
+        if isinstance(value, (tuple, list)):
             for child in value:
                 count += _layout_newlines(child)
         else:
+            cls = value.__class__
             is_node = _IS_NODE.get(cls)
             if is_node is None:
                 is_node = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
