@@ -598,14 +598,11 @@ class _Kept:
         lines = self.line_starts
         parts = [self.source[lines[self.walk.breaks_before(original)]:lines[self.walk.breaks_before(first)]]]
         for inner in new.body:
-            if self.walk.size(inner) and self._indent(inner) == indent:
-                parts.append(self._text(inner))
-            else:
-                text = self._template(module, inner, indent)
-                text = text if text is not None else self._written(module, inner, indent)
-                if text is None:
-                    return None
-                parts.append(text)
+            text = self._copied(module, inner, indent)
+            text = text if text is not None else self._written(module, inner, indent)
+            if text is None:
+                return None
+            parts.append(text)
         parts.append(self.source[lines[self.walk.breaks_through(last)]:lines[self.walk.breaks_through(original)]])
         return "".join(parts)
 
@@ -671,13 +668,20 @@ class _Kept:
               held: list[tuple[str, str]]) -> cst.CSTNode:
         """A statement of a block written at ``indent``: its stand-in where it needs no code
         generated, else itself with its own blocks' statements held."""
-        text = self._template(module, statement, indent)
-        if text is None and self.walk.size(statement) >= _WORTH_HOLDING and self._indent(statement) == indent:
-            text = self._text(statement)
+        text = self._copied(module, statement, indent, _WORTH_HOLDING)
         if text is None:
             return self._hold(module, statement, indent, held)
         held.append((text, indent))
         return cst.SimpleStatementLine(body=[cst.Expr(cst.Name(f"{_KEPT_MARK}{len(held) - 1}__"))])
+
+    def _copied(self, module: cst.Module, statement: cst.CSTNode, indent: str, least: int = 1) -> str | None:
+        """The code of a statement of a block written at ``indent`` that needs none generated: a
+        template's, or a kept one's lines where it keeps its indent (if it is ``least`` nodes or
+        more); else None."""
+        text = self._template(module, statement, indent)
+        if text is None and self.walk.size(statement) >= least and self._indent(statement) == indent:
+            text = self._text(statement)
+        return text
 
     @staticmethod
     def _template(module: cst.Module, statement: cst.CSTNode, indent: str) -> str | None:
